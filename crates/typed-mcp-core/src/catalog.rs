@@ -1,0 +1,823 @@
+//! The catalog: every tool, resource, resource template and prompt a server
+//! offers, validated once, indexed by wire name, with its list pages and its
+//! `server/discover` result serialized ahead of time.
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::SUPPORTED_VERSIONS;
+use crate::uri_template::{UriTemplate, UriTemplateError};
+use crate::wire::{
+    CacheHint, CacheScope, DiscoverResult, Implementation, ListChangedCapability, Prompt,
+    PromptArgument, Resource, ResourceTemplate, ResourcesCapability, ResultMeta, ResultType,
+    ServerCapabilities, Tool,
+};
+
+/// The kinds of declaration a catalog holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// A tool.
+    Tool,
+    /// A static resource.
+    Resource,
+    /// A resource template.
+    ResourceTemplate,
+    /// A prompt.
+    Prompt,
+}
+
+impl Kind {
+    fn cursor_tag(self) -> &'static str {
+        match self {
+            Kind::Tool => "t",
+            Kind::Resource => "r",
+            Kind::ResourceTemplate => "rt",
+            Kind::Prompt => "p",
+        }
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Kind::Tool => "tool",
+            Kind::Resource => "resource",
+            Kind::ResourceTemplate => "resource template",
+            Kind::Prompt => "prompt",
+        })
+    }
+}
+
+/// A tool's descriptor plus what the router checks before invoking it.
+#[derive(Debug, Clone)]
+pub struct ToolEntry {
+    /// The descriptor served by `tools/list`.
+    pub tool: Tool,
+    /// Top-level client capabilities every call needs (e.g. `"sampling"`);
+    /// a call whose `_meta` does not declare them is refused with `-32021`.
+    pub required_client_capabilities: Vec<String>,
+    /// Skip the check that every input property has a description.
+    pub allow_undocumented_inputs: bool,
+    /// Parameters mirrored into `Mcp-Param-*` headers (derived from `x-mcp-header`).
+    pub header_params: Vec<HeaderParam>,
+}
+
+impl ToolEntry {
+    /// An entry for this descriptor with no further requirements.
+    pub fn new(tool: Tool) -> Self {
+        ToolEntry {
+            tool,
+            required_client_capabilities: Vec::new(),
+            allow_undocumented_inputs: false,
+            header_params: Vec::new(),
+        }
+    }
+}
+
+/// A tool parameter annotated with `x-mcp-header`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaderParam {
+    /// The header name after `Mcp-Param-`, as declared.
+    pub name: String,
+    /// The property path from the arguments' root.
+    pub path: Vec<String>,
+    /// `"string"`, `"integer"` or `"boolean"`.
+    pub json_type: String,
+}
+
+/// A static resource's descriptor and cache policy.
+#[derive(Debug, Clone)]
+pub struct ResourceEntry {
+    /// The descriptor served by `resources/list`.
+    pub resource: Resource,
+    /// Cache hint of its `resources/read` results (default private, 0 ms).
+    pub cache: CacheHint,
+}
+
+/// A resource template's descriptor, its parameters and cache policy.
+#[derive(Debug, Clone)]
+pub struct TemplateEntry {
+    /// The descriptor served by `resources/templates/list`.
+    pub template: ResourceTemplate,
+    /// Its parameters with their descriptions; each must be a `{variable}`.
+    pub parameters: Vec<ParameterDoc>,
+    /// Cache hint of its `resources/read` results (default private, 0 ms).
+    pub cache: CacheHint,
+    /// Whether `completion/complete` may target it.
+    pub completable: bool,
+}
+
+/// A documented parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParameterDoc {
+    /// The parameter's name.
+    pub name: String,
+    /// What it means.
+    pub description: Option<String>,
+}
+
+/// A prompt's descriptor and the JSON Schema of each argument.
+#[derive(Debug, Clone)]
+pub struct PromptEntry {
+    /// The descriptor served by `prompts/list`.
+    pub prompt: Prompt,
+    /// The schema of each argument by name, when known; each must be a string.
+    pub argument_schemas: Vec<(String, Value)>,
+    /// Whether `completion/complete` may target it.
+    pub completable: bool,
+}
+
+/// A declaration the catalog refuses, naming the declaration.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CatalogError {
+    /// Two declarations of one kind share a wire name (or URI).
+    #[error("duplicate {kind} {name:?}: wire names must be unique")]
+    Duplicate {
+        /// The kind.
+        kind: Kind,
+        /// The repeated name.
+        name: String,
+    },
+    /// A declaration has no description.
+    #[error("{kind} {name:?} has no description: describe what it does for the model")]
+    MissingDescription {
+        /// The kind.
+        kind: Kind,
+        /// The declaration's name.
+        name: String,
+    },
+    /// An input of a declaration has no description.
+    #[error("{kind} {name:?}: input {input:?} has no description")]
+    MissingInputDescription {
+        /// The kind.
+        kind: Kind,
+        /// The declaration's name.
+        name: String,
+        /// The undocumented input.
+        input: String,
+    },
+    /// A tool name outside `[A-Za-z0-9_.-]{1,128}`.
+    #[error("tool name {name:?} is invalid: use 1 to 128 characters from A-Z a-z 0-9 _ . -")]
+    InvalidToolName {
+        /// The name.
+        name: String,
+    },
+    /// A tool's input schema is not an object schema.
+    #[error("tool {name:?}: the input schema must be a JSON object with \"type\": \"object\"")]
+    InputSchemaNotObject {
+        /// The tool.
+        name: String,
+    },
+    /// An output schema that is not a JSON Schema object or boolean.
+    #[error("tool {name:?}: the output schema must be a JSON Schema object")]
+    OutputSchemaInvalid {
+        /// The tool.
+        name: String,
+    },
+    /// An invalid `x-mcp-header` annotation.
+    #[error("tool {name:?}: invalid x-mcp-header on {path}: {reason}")]
+    InvalidHeaderParam {
+        /// The tool.
+        name: String,
+        /// The property path.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A resource URI that is not absolute (`scheme:...`).
+    #[error("resource {name:?}: uri {uri:?} is not an absolute URI (scheme:...)")]
+    InvalidResourceUri {
+        /// The resource.
+        name: String,
+        /// The URI.
+        uri: String,
+    },
+    /// A URI template that cannot be parsed.
+    #[error("resource template {name:?}: {error}")]
+    InvalidUriTemplate {
+        /// The template's name.
+        name: String,
+        /// Why.
+        error: UriTemplateError,
+    },
+    /// A `{variable}` of a URI template that is not a declared parameter.
+    #[error(
+        "resource template {name:?}: variable {{{variable}}} is not a parameter; declare a parameter named {variable:?}"
+    )]
+    TemplateVariableNotParameter {
+        /// The template's name.
+        name: String,
+        /// The variable.
+        variable: String,
+    },
+    /// A declared parameter that the URI template never fills.
+    #[error(
+        "resource template {name:?}: parameter {parameter:?} does not appear in the URI template"
+    )]
+    ParameterNotInTemplate {
+        /// The template's name.
+        name: String,
+        /// The parameter.
+        parameter: String,
+    },
+    /// A prompt argument whose schema is not a string.
+    #[error("prompt {name:?}: argument {argument:?} must be a string (prompt arguments are strings on the wire), found {found}")]
+    PromptArgumentNotString {
+        /// The prompt.
+        name: String,
+        /// The argument.
+        argument: String,
+        /// The schema found.
+        found: String,
+    },
+}
+
+/// Every refusal of a catalog, so one build reports all of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogErrors(pub Vec<CatalogError>);
+
+impl fmt::Display for CatalogErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} invalid declaration(s):", self.0.len())?;
+        for e in &self.0 {
+            write!(f, "\n  - {e}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for CatalogErrors {}
+
+/// Server-wide settings of a catalog.
+#[derive(Debug, Clone)]
+pub struct CatalogOptions {
+    /// The server's identity, sent in every result's `_meta`.
+    pub server_info: Implementation,
+    /// Guidance for the model, sent by `server/discover`.
+    pub instructions: Option<String>,
+    /// Items per list page (default 100).
+    pub page_size: usize,
+    /// Cache hint of lists and `server/discover` (default public, one hour).
+    pub list_cache: CacheHint,
+    /// Advertise `logging` (the runtime sends `notifications/message` to requests
+    /// that ask with `_meta.logLevel`).
+    pub logging: bool,
+}
+
+impl CatalogOptions {
+    /// Options with defaults for this server identity.
+    pub fn new(server_info: Implementation) -> Self {
+        CatalogOptions {
+            server_info,
+            instructions: None,
+            page_size: 100,
+            list_cache: CacheHint::PUBLIC_HOUR,
+            logging: true,
+        }
+    }
+}
+
+/// A validated, indexed catalog. Built once; read by every request.
+#[derive(Debug)]
+pub struct Catalog {
+    pub(crate) server_info: Arc<Implementation>,
+    pub(crate) tools: Vec<ToolEntry>,
+    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) resources: Vec<ResourceEntry>,
+    pub(crate) resource_index: HashMap<String, usize>,
+    pub(crate) templates: Vec<(TemplateEntry, UriTemplate)>,
+    pub(crate) prompts: Vec<PromptEntry>,
+    pub(crate) prompt_index: HashMap<String, usize>,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) discover_result: Box<str>,
+    pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
+    pub(crate) page_size: usize,
+    pub(crate) fingerprint: String,
+}
+
+impl Catalog {
+    /// Validates every declaration and builds the catalog, or returns every
+    /// refusal found.
+    pub fn build(
+        options: CatalogOptions,
+        tools: Vec<ToolEntry>,
+        resources: Vec<ResourceEntry>,
+        templates: Vec<TemplateEntry>,
+        prompts: Vec<PromptEntry>,
+    ) -> Result<Catalog, CatalogErrors> {
+        let mut errors = Vec::new();
+        let mut tools = tools;
+        for entry in &mut tools {
+            check_tool(entry, &mut errors);
+        }
+        for entry in &resources {
+            check_resource(entry, &mut errors);
+        }
+        let mut parsed_templates = Vec::with_capacity(templates.len());
+        for entry in templates {
+            if let Some(parsed) = check_template(&entry, &mut errors) {
+                parsed_templates.push((entry, parsed));
+            }
+        }
+        for entry in &prompts {
+            check_prompt(entry, &mut errors);
+        }
+        let tool_index = index(Kind::Tool, tools.iter().map(|t| &t.tool.name), &mut errors);
+        let resource_index = index(
+            Kind::Resource,
+            resources.iter().map(|r| &r.resource.uri),
+            &mut errors,
+        );
+        index(
+            Kind::ResourceTemplate,
+            parsed_templates.iter().map(|(t, _)| &t.template.uri_template),
+            &mut errors,
+        );
+        let prompt_index = index(Kind::Prompt, prompts.iter().map(|p| &p.prompt.name), &mut errors);
+        if !errors.is_empty() {
+            return Err(CatalogErrors(errors));
+        }
+
+        let server_info = Arc::new(options.server_info);
+        let completable = prompts.iter().any(|p| p.completable)
+            || parsed_templates.iter().any(|(t, _)| t.completable);
+        let capabilities = ServerCapabilities {
+            tools: (!tools.is_empty()).then(ListChangedCapability::default),
+            prompts: (!prompts.is_empty()).then(ListChangedCapability::default),
+            resources: (!resources.is_empty() || !parsed_templates.is_empty())
+                .then(ResourcesCapability::default),
+            completions: completable.then(Default::default),
+            logging: options.logging.then(Default::default),
+            ..Default::default()
+        };
+        let page_size = options.page_size.max(1);
+        let fingerprint = fingerprint(&tools, &resources, &parsed_templates, &prompts);
+        let meta = ResultMeta::server(server_info.clone());
+        let cache = options.list_cache;
+        let discover = DiscoverResult {
+            result_type: ResultType::Complete,
+            supported_versions: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
+            capabilities: capabilities.clone(),
+            instructions: options.instructions,
+            ttl_ms: cache.ttl_ms,
+            cache_scope: cache.scope,
+            meta: meta.clone(),
+        };
+        let page_ctx = PageContext {
+            page_size,
+            fingerprint: &fingerprint,
+            cache,
+            meta: &meta,
+        };
+        let mut pages = HashMap::new();
+        pages.insert(
+            Kind::Tool,
+            page_ctx.paginate(Kind::Tool, "tools", tools.iter().map(|t| &t.tool)),
+        );
+        pages.insert(
+            Kind::Resource,
+            page_ctx.paginate(Kind::Resource, "resources", resources.iter().map(|r| &r.resource)),
+        );
+        pages.insert(
+            Kind::ResourceTemplate,
+            page_ctx.paginate(
+                Kind::ResourceTemplate,
+                "resourceTemplates",
+                parsed_templates.iter().map(|(t, _)| &t.template),
+            ),
+        );
+        pages.insert(
+            Kind::Prompt,
+            page_ctx.paginate(Kind::Prompt, "prompts", prompts.iter().map(|p| &p.prompt)),
+        );
+        Ok(Catalog {
+            server_info,
+            tools,
+            tool_index,
+            resources,
+            resource_index,
+            templates: parsed_templates,
+            prompts,
+            prompt_index,
+            capabilities,
+            discover_result: to_json(&discover),
+            pages,
+            page_size,
+            fingerprint,
+        })
+    }
+
+    /// The server's identity.
+    pub fn server_info(&self) -> &Arc<Implementation> {
+        &self.server_info
+    }
+
+    /// The capabilities `server/discover` announces.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.capabilities
+    }
+
+    /// The tools, in declaration order.
+    pub fn tools(&self) -> &[ToolEntry] {
+        &self.tools
+    }
+
+    /// The static resources, in declaration order.
+    pub fn resources(&self) -> &[ResourceEntry] {
+        &self.resources
+    }
+
+    /// The resource templates, in declaration order.
+    pub fn templates(&self) -> impl ExactSizeIterator<Item = &TemplateEntry> {
+        self.templates.iter().map(|(t, _)| t)
+    }
+
+    /// The prompts, in declaration order.
+    pub fn prompts(&self) -> &[PromptEntry] {
+        &self.prompts
+    }
+
+    /// The index of a tool by wire name.
+    pub fn tool_index(&self, name: &str) -> Option<usize> {
+        self.tool_index.get(name).copied()
+    }
+
+    /// The index of a prompt by wire name.
+    pub fn prompt_index(&self, name: &str) -> Option<usize> {
+        self.prompt_index.get(name).copied()
+    }
+
+    /// The page a cursor points at, or `None` for a cursor this catalog did not issue.
+    pub(crate) fn page_for_cursor(&self, kind: Kind, cursor: &str) -> Option<usize> {
+        let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let mut fields = text.splitn(3, ':');
+        let (tag, offset, print) = (fields.next()?, fields.next()?, fields.next()?);
+        if tag != kind.cursor_tag() || print != self.fingerprint {
+            return None;
+        }
+        let offset: usize = offset.parse().ok()?;
+        let pages = self.pages.get(&kind)?;
+        (offset % self.page_size == 0 && offset / self.page_size < pages.len())
+            .then_some(offset / self.page_size)
+    }
+}
+
+fn make_cursor(kind: Kind, offset: usize, fingerprint: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{}:{offset}:{fingerprint}", kind.cursor_tag()))
+}
+
+struct PageContext<'a> {
+    page_size: usize,
+    fingerprint: &'a str,
+    cache: CacheHint,
+    meta: &'a ResultMeta,
+}
+
+impl PageContext<'_> {
+    /// Serializes every page of a list result ahead of time. An empty list is one
+    /// empty page.
+    fn paginate<'i, T: Serialize + 'i>(
+        &self,
+        kind: Kind,
+        field: &'static str,
+        items: impl Iterator<Item = &'i T>,
+    ) -> Vec<Box<str>> {
+        #[derive(Serialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Page<'a, T> {
+            result_type: ResultType,
+            #[serde(skip)]
+            field: &'static str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            next_cursor: Option<String>,
+            ttl_ms: u64,
+            cache_scope: CacheScope,
+            #[serde(rename = "_meta")]
+            meta: &'a ResultMeta,
+            #[serde(skip)]
+            items: &'a [&'a T],
+        }
+        let items: Vec<&T> = items.collect();
+        let chunks: Vec<&[&T]> = if items.is_empty() {
+            vec![&[]]
+        } else {
+            items.chunks(self.page_size).collect()
+        };
+        let count = chunks.len();
+        chunks
+            .into_iter()
+            .enumerate()
+            .map(|(i, chunk)| {
+                let next_cursor = (i + 1 < count)
+                    .then(|| make_cursor(kind, (i + 1) * self.page_size, self.fingerprint));
+                let page = Page {
+                    result_type: ResultType::Complete,
+                    field,
+                    next_cursor,
+                    ttl_ms: self.cache.ttl_ms,
+                    cache_scope: self.cache.scope,
+                    meta: self.meta,
+                    items: chunk,
+                };
+                // Serialize the fixed members, then splice the items array in as the
+                // first member under its wire name.
+                let rest = serde_json::to_string(&page).expect("list pages serialize");
+                let items = serde_json::to_string(page.items).expect("descriptors serialize");
+                format!("{{\"{}\":{},{}", page.field, items, &rest[1..]).into_boxed_str()
+            })
+            .collect()
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Box<str> {
+    serde_json::to_string(value)
+        .expect("wire types serialize")
+        .into_boxed_str()
+}
+
+fn fingerprint(
+    tools: &[ToolEntry],
+    resources: &[ResourceEntry],
+    templates: &[(TemplateEntry, UriTemplate)],
+    prompts: &[PromptEntry],
+) -> String {
+    let mut hasher = Sha256::new();
+    for t in tools {
+        hasher.update(serde_json::to_vec(&t.tool).unwrap_or_default());
+    }
+    for r in resources {
+        hasher.update(serde_json::to_vec(&r.resource).unwrap_or_default());
+    }
+    for (t, _) in templates {
+        hasher.update(serde_json::to_vec(&t.template).unwrap_or_default());
+    }
+    for p in prompts {
+        hasher.update(serde_json::to_vec(&p.prompt).unwrap_or_default());
+    }
+    let digest = hasher.finalize();
+    digest[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn index<'a>(
+    kind: Kind,
+    names: impl Iterator<Item = &'a String>,
+    errors: &mut Vec<CatalogError>,
+) -> HashMap<String, usize> {
+    let mut map = HashMap::new();
+    let mut reported = HashSet::new();
+    for (i, name) in names.enumerate() {
+        if map.insert(name.clone(), i).is_some() && reported.insert(name.clone()) {
+            errors.push(CatalogError::Duplicate {
+                kind,
+                name: name.clone(),
+            });
+        }
+    }
+    map
+}
+
+/// True for a tool name the spec allows: `[A-Za-z0-9_.-]{1,128}`.
+pub fn is_valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+fn missing(text: &Option<String>) -> bool {
+    text.as_deref().is_none_or(|t| t.trim().is_empty())
+}
+
+fn check_tool(entry: &mut ToolEntry, errors: &mut Vec<CatalogError>) {
+    let tool = &entry.tool;
+    let name = tool.name.clone();
+    if !is_valid_tool_name(&name) {
+        errors.push(CatalogError::InvalidToolName { name: name.clone() });
+    }
+    if missing(&tool.description) {
+        errors.push(CatalogError::MissingDescription {
+            kind: Kind::Tool,
+            name: name.clone(),
+        });
+    }
+    let Some(schema) = tool.input_schema.as_object() else {
+        errors.push(CatalogError::InputSchemaNotObject { name });
+        return;
+    };
+    if schema.get("type").and_then(Value::as_str) != Some("object") {
+        errors.push(CatalogError::InputSchemaNotObject { name: name.clone() });
+    }
+    if let Some(output) = &tool.output_schema
+        && !(output.is_object() || output.is_boolean())
+    {
+        errors.push(CatalogError::OutputSchemaInvalid { name: name.clone() });
+    }
+    if !entry.allow_undocumented_inputs
+        && let Some(props) = schema.get("properties").and_then(Value::as_object)
+    {
+        for (input, prop) in props {
+            let documented = prop
+                .get("description")
+                .and_then(Value::as_str)
+                .is_some_and(|d| !d.trim().is_empty());
+            if !documented {
+                errors.push(CatalogError::MissingInputDescription {
+                    kind: Kind::Tool,
+                    name: name.clone(),
+                    input: input.clone(),
+                });
+            }
+        }
+    }
+    let mut header_params = Vec::new();
+    collect_header_params(&name, &tool.input_schema, &mut Vec::new(), &mut header_params, errors);
+    let mut seen = HashSet::new();
+    for p in &header_params {
+        if !seen.insert(p.name.to_ascii_lowercase()) {
+            errors.push(CatalogError::InvalidHeaderParam {
+                name: name.clone(),
+                path: p.path.join("."),
+                reason: format!("header name {:?} is used twice", p.name),
+            });
+        }
+    }
+    entry.header_params = header_params;
+}
+
+/// Finds `x-mcp-header` annotations reachable from the root through `properties`
+/// alone, and flags ones placed where the spec forbids them.
+fn collect_header_params(
+    tool: &str,
+    schema: &Value,
+    path: &mut Vec<String>,
+    out: &mut Vec<HeaderParam>,
+    errors: &mut Vec<CatalogError>,
+) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (key, prop) in props {
+        path.push(key.clone());
+        if let Some(header) = prop.get("x-mcp-header") {
+            let json_type = prop.get("type").and_then(Value::as_str).unwrap_or("");
+            let reason = match header.as_str() {
+                None => Some("the value must be a string".to_owned()),
+                Some(h) if h.is_empty() || !h.bytes().all(is_tchar) => {
+                    Some(format!("{h:?} is not an HTTP header token"))
+                }
+                Some(_) if !matches!(json_type, "string" | "integer" | "boolean") => Some(format!(
+                    "only string, integer and boolean properties may be headers, found {json_type:?}"
+                )),
+                Some(_) => None,
+            };
+            match reason {
+                Some(reason) => errors.push(CatalogError::InvalidHeaderParam {
+                    name: tool.to_owned(),
+                    path: path.join("."),
+                    reason,
+                }),
+                None => out.push(HeaderParam {
+                    name: header.as_str().unwrap_or_default().to_owned(),
+                    path: path.clone(),
+                    json_type: json_type.to_owned(),
+                }),
+            }
+        }
+        collect_header_params(tool, prop, path, out, errors);
+        path.pop();
+    }
+}
+
+fn is_tchar(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+fn check_resource(entry: &ResourceEntry, errors: &mut Vec<CatalogError>) {
+    let r = &entry.resource;
+    if missing(&r.description) {
+        errors.push(CatalogError::MissingDescription {
+            kind: Kind::Resource,
+            name: r.name.clone(),
+        });
+    }
+    if !is_absolute_uri(&r.uri) {
+        errors.push(CatalogError::InvalidResourceUri {
+            name: r.name.clone(),
+            uri: r.uri.clone(),
+        });
+    }
+}
+
+/// True when `uri` starts with an RFC 3986 scheme followed by `:`.
+pub fn is_absolute_uri(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut bytes = scheme.bytes();
+    bytes.next().is_some_and(|b| b.is_ascii_alphabetic())
+        && bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.'))
+        && !uri.chars().any(char::is_whitespace)
+}
+
+fn check_template(entry: &TemplateEntry, errors: &mut Vec<CatalogError>) -> Option<UriTemplate> {
+    let t = &entry.template;
+    if missing(&t.description) {
+        errors.push(CatalogError::MissingDescription {
+            kind: Kind::ResourceTemplate,
+            name: t.name.clone(),
+        });
+    }
+    for p in &entry.parameters {
+        if missing(&p.description) {
+            errors.push(CatalogError::MissingInputDescription {
+                kind: Kind::ResourceTemplate,
+                name: t.name.clone(),
+                input: p.name.clone(),
+            });
+        }
+    }
+    let parsed = match UriTemplate::parse(&t.uri_template) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            errors.push(CatalogError::InvalidUriTemplate {
+                name: t.name.clone(),
+                error,
+            });
+            return None;
+        }
+    };
+    for var in parsed.variables() {
+        if !entry.parameters.iter().any(|p| p.name == var) {
+            errors.push(CatalogError::TemplateVariableNotParameter {
+                name: t.name.clone(),
+                variable: var.to_owned(),
+            });
+        }
+    }
+    for p in &entry.parameters {
+        if !parsed.variables().any(|v| v == p.name) {
+            errors.push(CatalogError::ParameterNotInTemplate {
+                name: t.name.clone(),
+                parameter: p.name.clone(),
+            });
+        }
+    }
+    Some(parsed)
+}
+
+fn check_prompt(entry: &PromptEntry, errors: &mut Vec<CatalogError>) {
+    let p = &entry.prompt;
+    if missing(&p.description) {
+        errors.push(CatalogError::MissingDescription {
+            kind: Kind::Prompt,
+            name: p.name.clone(),
+        });
+    }
+    for arg in p.arguments.iter().flatten() {
+        if missing(&arg.description) {
+            errors.push(CatalogError::MissingInputDescription {
+                kind: Kind::Prompt,
+                name: p.name.clone(),
+                input: arg.name.clone(),
+            });
+        }
+    }
+    for (argument, schema) in &entry.argument_schemas {
+        if !is_string_schema(schema) {
+            errors.push(CatalogError::PromptArgumentNotString {
+                name: p.name.clone(),
+                argument: argument.clone(),
+                found: schema.to_string(),
+            });
+        }
+    }
+}
+
+/// True for `{"type": "string"}` or a nullable string (`["string", "null"]`).
+fn is_string_schema(schema: &Value) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "string",
+        Some(Value::Array(types)) => {
+            types.iter().any(|t| t == "string") && types.iter().all(|t| t == "string" || t == "null")
+        }
+        _ => false,
+    }
+}
+
+/// The descriptor-level argument list of a prompt, for the router's
+/// required-argument check.
+pub(crate) fn required_prompt_arguments(prompt: &Prompt) -> impl Iterator<Item = &PromptArgument> {
+    prompt
+        .arguments
+        .iter()
+        .flatten()
+        .filter(|a| a.required == Some(true))
+}

@@ -1,0 +1,201 @@
+//! Request ids and progress tokens: a string or an integer, echoed exactly.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// A JSON-RPC request id: a string or an integer, never `null`.
+///
+/// Integers are kept as their decimal text, so an id wider than 64 bits is echoed
+/// digit for digit rather than rounded through a float.
+#[derive(Clone)]
+pub enum RequestId {
+    /// An integer id, held as its canonical JSON text (e.g. `"1712345678901"`).
+    Integer(Box<RawValue>),
+    /// A string id.
+    String(String),
+}
+
+/// A progress token has the same shape and echo rule as a request id.
+pub type ProgressToken = RequestId;
+
+impl RequestId {
+    /// Reads an id from the raw JSON text of the `id` member, or `None` when it is
+    /// not a string or an integer (`null`, a float, an object...).
+    pub fn from_raw(raw: &RawValue) -> Option<RequestId> {
+        let text = raw.get();
+        match text.as_bytes().first()? {
+            b'"' => serde_json::from_str::<String>(text)
+                .ok()
+                .map(RequestId::String),
+            b'-' | b'0'..=b'9' => integer_from_text(text),
+            _ => None,
+        }
+    }
+
+    /// Reads an id from a parsed JSON value, or `None` when it is not a string or
+    /// an integer.
+    pub fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) if n.is_i64() || n.is_u64() => integer_from_text(&n.to_string()),
+            _ => None,
+        }
+    }
+
+    /// An integer id.
+    pub fn integer(n: i64) -> RequestId {
+        integer_from_text(&n.to_string()).expect("an i64 prints as a JSON integer")
+    }
+
+    /// The id as a JSON value (an integer wider than 64 bits becomes a float).
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::String(s) => Value::String(s.clone()),
+            RequestId::Integer(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+        }
+    }
+}
+
+fn integer_from_text(text: &str) -> Option<RequestId> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    let canonical = !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'));
+    if !canonical {
+        return None;
+    }
+    RawValue::from_string(text.to_owned())
+        .ok()
+        .map(RequestId::Integer)
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (RequestId::Integer(a), RequestId::Integer(b)) => a.get() == b.get(),
+            (RequestId::String(a), RequestId::String(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for RequestId {}
+
+impl std::hash::Hash for RequestId {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            RequestId::Integer(raw) => (0u8, raw.get()).hash(state),
+            RequestId::String(s) => (1u8, s.as_str()).hash(state),
+        }
+    }
+}
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Integer(raw) => f.write_str(raw.get()),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::integer(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Integer(raw) => raw.serialize(serializer),
+            RequestId::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for RequestId {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl Visitor<'_> for IdVisitor {
+            type Value = RequestId;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
+                Ok(RequestId::String(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<RequestId, E> {
+                Ok(RequestId::String(v))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
+                Ok(RequestId::integer(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RequestId, E> {
+                integer_from_text(&v.to_string()).ok_or_else(|| E::custom("invalid integer id"))
+            }
+        }
+        deserializer.deserialize_any(IdVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn integers_wider_than_64_bits_are_echoed_exactly() {
+        let id = RequestId::from_raw(&raw("123456789012345678901234567890")).unwrap();
+        assert_eq!(
+            serde_json::to_string(&id).unwrap(),
+            "123456789012345678901234567890"
+        );
+    }
+
+    #[test]
+    fn strings_keep_their_type_and_text() {
+        let id = RequestId::from_raw(&raw(r#""a\u0041""#)).unwrap();
+        assert_eq!(id, RequestId::String("aA".into()));
+        assert_eq!(serde_json::to_string(&id).unwrap(), r#""aA""#);
+    }
+
+    #[test]
+    fn null_floats_and_objects_are_not_ids() {
+        for bad in ["null", "1.5", "1e3", "{}", "[]", "true", "01", "-"] {
+            assert!(RequestId::from_raw(&raw(bad)).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_id_from_a_value_equals_the_same_id_from_text() {
+        let from_text = RequestId::from_raw(&raw("-42")).unwrap();
+        let from_value = RequestId::from_value(&serde_json::json!(-42)).unwrap();
+        assert_eq!(from_text, from_value);
+    }
+}

@@ -1,0 +1,1009 @@
+//! The router: a total, side-effect-free function from one inbound message (its
+//! bytes and the transport's facts, such as HTTP headers) and the catalog to a
+//! [`Decision`]: answer now, drop (a notification), or invoke a handler.
+//!
+//! # Validation order
+//!
+//! The first failing rung decides the answer. The order is the one the official
+//! conformance suite checks (its fixture contract, section 1.3):
+//!
+//! 1. **Origin and Host** (HTTP only) — checked by the HTTP transport before the
+//!    router runs; a refused request is `403`.
+//! 2. **Size** — a message over `max_message_bytes` is `-32600` (HTTP 400). The
+//!    stdio transport enforces this while reading, without buffering the line.
+//! 3. **Depth** — nesting deeper than `max_depth` is `-32700` (400), found by a
+//!    scan of the raw bytes before any parse.
+//! 4. **Parse** — invalid JSON (or invalid UTF-8) is `-32700` (400), no `id`.
+//! 5. **JSON-RPC shape** — one object with `"jsonrpc": "2.0"`, a string
+//!    `method`, and an `id` that is a string or an integer when present; a batch,
+//!    a response object or `"id": null` is `-32600` (400). The `id` is echoed
+//!    whenever it could be read.
+//! 6. **Notifications** — a message without `id` is never answered: it becomes
+//!    [`Decision::Drop`] (`notifications/cancelled` carries the id to cancel).
+//! 7. **Legacy `initialize`** — always `-32601` (404) whose message and
+//!    `data.supported` name the supported versions, before any envelope or
+//!    header rung can reject it, because a 2025-era client sends neither.
+//! 8. **Standard headers** (HTTP only) — `MCP-Protocol-Version` present;
+//!    `Mcp-Method` present and equal to `method` → else `-32020` (400).
+//! 9. **`_meta` envelope** — `params._meta` with a string
+//!    `io.modelcontextprotocol/protocolVersion` and an object
+//!    `io.modelcontextprotocol/clientCapabilities` → else `-32602` (400). A
+//!    missing key wins over a version mismatch.
+//! 10. **Header version** (HTTP only) — `MCP-Protocol-Version` equal to the
+//!     `_meta` version → else `-32020` (400).
+//! 11. **Version supported** → else `-32022` (400) with `data.supported` and
+//!     `data.requested`.
+//! 12. **Rest of the envelope** — `clientCapabilities`, `clientInfo`, `logLevel`
+//!     and `progressToken` well-formed → else `-32602` (400).
+//! 13. **Method known and offered** — unknown, removed (`ping`,
+//!     `logging/setLevel`, `resources/subscribe`, ...) or behind a capability
+//!     the server does not announce → `-32601` (404).
+//! 14. **`Mcp-Name`** (HTTP only; `tools/call`, `prompts/get`,
+//!     `resources/read`) — present and equal to the body's `name`/`uri` after
+//!     decoding the `=?base64?…?=` sentinel → else `-32020` (400).
+//! 15. **Params shape** — e.g. `name` a string, `arguments` an object, `cursor`
+//!     one this catalog issued → else `-32602`.
+//! 16. **Target exists** — unknown tool or prompt → `-32602`; unknown resource →
+//!     `-32602` with `data.uri`; a missing required prompt argument → `-32602`.
+//! 17. **`Mcp-Param-*`** (HTTP only; `tools/call`) — each header declared with
+//!     `x-mcp-header` agrees with the argument (decoded; integers compared
+//!     numerically) → else `-32020` (400).
+//! 18. **Multi round-trip fields** — `inputResponses` an object of objects,
+//!     `requestState` a string → else `-32602`.
+//! 19. **Required client capabilities** — a tool that needs e.g. `sampling` on a
+//!     request that did not declare it → `-32021` (400) with
+//!     `data.requiredCapabilities`.
+//! 20. **Invoke** — `server/discover` and the four list methods are answered
+//!     here from results serialized when the catalog was built; everything else
+//!     becomes [`Decision::Invoke`]. Argument validation against the input
+//!     schema belongs to the handler layer and fails as an `isError` result.
+//!
+//! # HTTP status policy
+//!
+//! `-32601` → 404; `-32700`, `-32600`, `-32020`, `-32021`, `-32022` and an
+//! envelope `-32602` → 400; a method-level `-32602` (unknown tool, bad cursor,
+//! unknown resource) → 200, as it is an answer about the request's content;
+//! `-32603` → 500.
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Catalog, HeaderParam, Kind, required_prompt_arguments};
+use crate::guard::{Limits, depth_exceeds};
+use crate::wire::{
+    ClientCapabilities, CompletionArgument, Implementation, LoggingLevel, Meta, meta_keys, methods,
+};
+use crate::{ProgressToken, RequestId, RpcError, SUPPORTED_VERSIONS, encode};
+
+/// Case-insensitive access to the transport's headers (HTTP).
+pub trait Headers {
+    /// The value of the header `name` (any case), if present.
+    fn get(&self, name: &str) -> Option<&str>;
+}
+
+/// What the transport knows about a message besides its bytes.
+#[derive(Clone, Copy, Default)]
+pub struct Facts<'a> {
+    /// The HTTP request headers; `None` on transports without headers (stdio).
+    pub headers: Option<&'a dyn Headers>,
+}
+
+impl Facts<'static> {
+    /// The facts of a transport without headers, such as stdio.
+    pub const NONE: Facts<'static> = Facts { headers: None };
+}
+
+impl std::fmt::Debug for Facts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Facts")
+            .field("headers", &self.headers.is_some())
+            .finish()
+    }
+}
+
+/// The router's decision about one inbound message.
+#[derive(Debug)]
+pub enum Decision {
+    /// Send this message now.
+    Answer(Answer),
+    /// A notification: send nothing.
+    Drop(Dropped),
+    /// Run a handler.
+    Invoke(Box<Call>),
+}
+
+/// A complete JSON-RPC message to send, and the HTTP status to send it with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// One compact JSON object, without a trailing newline.
+    pub body: Vec<u8>,
+    /// The HTTP status for Streamable HTTP.
+    pub http_status: u16,
+}
+
+impl Answer {
+    fn error(id: Option<&RequestId>, error: RpcError, http_status: u16) -> Self {
+        Answer {
+            body: encode::error(id, &error),
+            http_status,
+        }
+    }
+
+    fn protocol_error(id: Option<&RequestId>, error: RpcError) -> Self {
+        let status = error.http_status();
+        Self::error(id, error, status)
+    }
+}
+
+/// A notification the router consumed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dropped {
+    /// `notifications/cancelled` for this request id.
+    Cancelled {
+        /// The request to cancel.
+        request_id: RequestId,
+        /// The client's reason, for logs.
+        reason: Option<String>,
+    },
+    /// Any other notification (or a malformed cancellation), ignored.
+    Ignored {
+        /// Its method, when it had one.
+        method: String,
+    },
+}
+
+/// The validated request envelope (`params._meta`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMeta {
+    /// The protocol revision the request is written in.
+    pub protocol_version: String,
+    /// The client's capabilities for this request only.
+    pub client_capabilities: ClientCapabilities,
+    /// The client's self-reported identity: for display, never for decisions.
+    pub client_info: Option<Implementation>,
+    /// The level at and above which `notifications/message` may be sent.
+    pub log_level: Option<LoggingLevel>,
+    /// The token `notifications/progress` must echo.
+    pub progress_token: Option<ProgressToken>,
+    /// W3C `traceparent`.
+    pub traceparent: Option<String>,
+    /// W3C `tracestate`.
+    pub tracestate: Option<String>,
+    /// W3C `baggage`.
+    pub baggage: Option<String>,
+    /// Every other `_meta` key, kept as sent.
+    pub other: Meta,
+}
+
+/// A request that passed every rung and needs a handler.
+#[derive(Debug)]
+pub struct Call {
+    /// The request id, echoed on the response.
+    pub id: RequestId,
+    /// The validated envelope.
+    pub meta: RequestMeta,
+    /// What to run.
+    pub target: Target,
+    /// Answers to an earlier `input_required` result (multi round-trip).
+    pub input_responses: Option<Map<String, Value>>,
+    /// The opaque state echoed from an earlier `input_required` result.
+    pub request_state: Option<String>,
+}
+
+/// The handler a [`Call`] is for, with its decoded parameters.
+#[derive(Debug)]
+pub enum Target {
+    /// `tools/call`.
+    Tool {
+        /// Index into [`Catalog::tools`].
+        index: usize,
+        /// The arguments object (`{}` when absent).
+        arguments: Map<String, Value>,
+    },
+    /// `resources/read`.
+    Resource {
+        /// The requested URI.
+        uri: String,
+        /// Which declaration serves it.
+        matched: ResourceMatch,
+    },
+    /// `prompts/get`.
+    Prompt {
+        /// Index into [`Catalog::prompts`].
+        index: usize,
+        /// The string arguments.
+        arguments: BTreeMap<String, String>,
+    },
+    /// `completion/complete`.
+    Complete {
+        /// What is being completed.
+        target: CompletionTarget,
+        /// The argument and its partial value.
+        argument: CompletionArgument,
+        /// Values already chosen for other arguments.
+        context: BTreeMap<String, String>,
+    },
+}
+
+/// The declaration that serves a resource URI.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResourceMatch {
+    /// Index into [`Catalog::resources`].
+    Static(usize),
+    /// Index into [`Catalog::templates`], with each variable's decoded value.
+    Template {
+        /// The template's index.
+        index: usize,
+        /// Variable name → value, in template order.
+        variables: Vec<(String, String)>,
+    },
+}
+
+/// What `completion/complete` targets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompletionTarget {
+    /// Index into [`Catalog::prompts`].
+    Prompt(usize),
+    /// Index into [`Catalog::templates`].
+    Template(usize),
+}
+
+/// The catalog and the limits: everything the router needs.
+#[derive(Debug)]
+pub struct Router {
+    catalog: Catalog,
+    limits: Limits,
+}
+
+#[derive(Deserialize)]
+struct Incoming<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(default)]
+    params: Option<Value>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+/// A rung's failure: the error and the HTTP status to answer with.
+type Refusal = (RpcError, u16);
+
+fn envelope_error(message: impl Into<String>) -> Refusal {
+    (RpcError::invalid_params(message), 400)
+}
+
+fn params_error(message: impl Into<String>) -> Refusal {
+    (RpcError::invalid_params(message), 200)
+}
+
+fn header_error(message: impl Into<String>) -> Refusal {
+    (RpcError::header_mismatch(message), 400)
+}
+
+impl Router {
+    /// A router over a built catalog.
+    pub fn new(catalog: Catalog, limits: Limits) -> Self {
+        Router { catalog, limits }
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// Decides what to do with one inbound message. Never panics, never does I/O.
+    pub fn route(&self, message: &[u8], facts: &Facts<'_>) -> Decision {
+        if message.len() > self.limits.max_message_bytes {
+            return Decision::Answer(Answer::protocol_error(
+                None,
+                oversized(message.len(), self.limits.max_message_bytes),
+            ));
+        }
+        if let Some(depth) = depth_exceeds(message, self.limits.max_depth) {
+            return Decision::Answer(Answer::protocol_error(
+                None,
+                RpcError::parse_error(format!(
+                    "JSON nesting depth exceeds the limit of {} (reached {depth})",
+                    self.limits.max_depth
+                )),
+            ));
+        }
+        let mut de = serde_json::Deserializer::from_slice(message);
+        // The depth scan above bounds recursion, so serde_json's own fixed limit
+        // of 128 is lifted to honour a configured `max_depth`.
+        de.disable_recursion_limit();
+        let incoming = match Incoming::deserialize(&mut de).and_then(|m| de.end().map(|()| m)) {
+            Ok(m) => m,
+            Err(e) if e.is_data() => {
+                return Decision::Answer(Answer::protocol_error(
+                    None,
+                    RpcError::invalid_request(
+                        "expected one JSON-RPC request or notification object",
+                    ),
+                ));
+            }
+            Err(e) => {
+                return Decision::Answer(Answer::protocol_error(
+                    None,
+                    RpcError::parse_error(format!("invalid JSON: {e}")),
+                ));
+            }
+        };
+        self.route_incoming(incoming, facts)
+    }
+
+    fn route_incoming(&self, m: Incoming<'_>, facts: &Facts<'_>) -> Decision {
+        // Rung 5: JSON-RPC shape.
+        let id = match m.id {
+            None => None,
+            Some(raw) => match RequestId::from_raw(raw) {
+                Some(id) => Some(id),
+                None => {
+                    return Decision::Answer(Answer::protocol_error(
+                        None,
+                        RpcError::invalid_request(format!(
+                            "id must be a string or an integer, found {}",
+                            raw.get()
+                        )),
+                    ));
+                }
+            },
+        };
+        let shape = |message: &str| {
+            Decision::Answer(Answer::protocol_error(
+                id.as_ref(),
+                RpcError::invalid_request(message),
+            ))
+        };
+        if m.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+            return shape("jsonrpc must be \"2.0\"");
+        }
+        let method: String = match m.method.map(|raw| serde_json::from_str::<String>(raw.get())) {
+            Some(Ok(method)) => method,
+            Some(Err(_)) => return shape("method must be a string"),
+            None if m.result.is_some() || m.error.is_some() => {
+                return shape("this server sends no requests, so it accepts no responses");
+            }
+            None => return shape("method is required"),
+        };
+        let mut params = match m.params {
+            None => None,
+            Some(Value::Object(map)) => Some(map),
+            Some(_) if id.is_none() => None,
+            Some(_) => return shape("params must be an object"),
+        };
+
+        // Rung 6: notifications are never answered.
+        let Some(id) = id else {
+            return Decision::Drop(notification(method, params));
+        };
+
+        match self.route_request(&id, &method, &mut params, facts) {
+            Ok(decision) => decision,
+            Err((error, status)) => Decision::Answer(Answer::error(Some(&id), error, status)),
+        }
+    }
+
+    fn route_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: &mut Option<Map<String, Value>>,
+        facts: &Facts<'_>,
+    ) -> Result<Decision, Refusal> {
+        // Rung 7: the legacy handshake.
+        if method == methods::INITIALIZE {
+            let requested = params
+                .as_ref()
+                .and_then(|p| p.get("protocolVersion"))
+                .and_then(Value::as_str);
+            let mut data = json!({ "supported": SUPPORTED_VERSIONS });
+            if let Some(requested) = requested {
+                data["requested"] = json!(requested);
+            }
+            return Err((
+                RpcError::method_not_found(format!(
+                    "initialize is not used by this server: it speaks the stateless MCP revision {} (send server/discover with a _meta envelope instead)",
+                    SUPPORTED_VERSIONS.join(", ")
+                ))
+                .with_data(data),
+                404,
+            ));
+        }
+
+        // Rung 8: standard headers present and equal to the body.
+        let headers = facts.headers;
+        if let Some(h) = headers {
+            if h.get("mcp-protocol-version").is_none() {
+                return Err(header_error("the MCP-Protocol-Version header is required"));
+            }
+            match h.get("mcp-method").map(str::trim) {
+                None => return Err(header_error("the Mcp-Method header is required")),
+                Some(value) if value != method => {
+                    return Err(header_error(format!(
+                        "Mcp-Method header {value:?} does not match the body's method {method:?}"
+                    )));
+                }
+                Some(_) => {}
+            }
+        }
+
+        // Rung 9: the required `_meta` keys.
+        let Some(params) = params.as_mut() else {
+            return Err(envelope_error(
+                "params with a _meta envelope is required on every request",
+            ));
+        };
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            Some(_) => return Err(envelope_error("params._meta must be an object")),
+            None => return Err(envelope_error("params._meta is required on every request")),
+        };
+        let version = match meta.remove(meta_keys::PROTOCOL_VERSION) {
+            Some(Value::String(v)) => v,
+            Some(_) => {
+                return Err(envelope_error(format!(
+                    "_meta[{:?}] must be a string",
+                    meta_keys::PROTOCOL_VERSION
+                )));
+            }
+            None => {
+                return Err(envelope_error(format!(
+                    "_meta[{:?}] is required",
+                    meta_keys::PROTOCOL_VERSION
+                )));
+            }
+        };
+        let capabilities = match meta.remove(meta_keys::CLIENT_CAPABILITIES) {
+            Some(Value::Object(caps)) => caps,
+            Some(_) => {
+                return Err(envelope_error(format!(
+                    "_meta[{:?}] must be an object",
+                    meta_keys::CLIENT_CAPABILITIES
+                )));
+            }
+            None => {
+                return Err(envelope_error(format!(
+                    "_meta[{:?}] is required",
+                    meta_keys::CLIENT_CAPABILITIES
+                )));
+            }
+        };
+
+        // Rung 10: header version equal to the body's.
+        if let Some(h) = headers {
+            let header = h.get("mcp-protocol-version").unwrap_or_default().trim();
+            if header != version {
+                return Err(header_error(format!(
+                    "MCP-Protocol-Version header {header:?} does not match _meta protocolVersion {version:?}"
+                )));
+            }
+        }
+
+        // Rung 11: version supported.
+        if !SUPPORTED_VERSIONS.contains(&version.as_str()) {
+            return Err((RpcError::unsupported_version(&version), 400));
+        }
+
+        // Rung 12: the rest of the envelope.
+        let meta = finish_meta(version, capabilities, meta)?;
+
+        // Rung 13: method known and offered.
+        let caps = &self.catalog.capabilities;
+        let list_kind = match method {
+            methods::DISCOVER => {
+                return Ok(answer_raw(id, &self.catalog.discover_result));
+            }
+            methods::TOOLS_LIST => Some((Kind::Tool, caps.tools.is_some(), "tools")),
+            methods::PROMPTS_LIST => Some((Kind::Prompt, caps.prompts.is_some(), "prompts")),
+            methods::RESOURCES_LIST => {
+                Some((Kind::Resource, caps.resources.is_some(), "resources"))
+            }
+            methods::RESOURCE_TEMPLATES_LIST => Some((
+                Kind::ResourceTemplate,
+                caps.resources.is_some(),
+                "resources",
+            )),
+            methods::TOOLS_CALL => self.offered(caps.tools.is_some(), method, "tools")?,
+            methods::PROMPTS_GET => self.offered(caps.prompts.is_some(), method, "prompts")?,
+            methods::RESOURCES_READ => {
+                self.offered(caps.resources.is_some(), method, "resources")?
+            }
+            methods::COMPLETE => {
+                self.offered(caps.completions.is_some(), method, "completions")?
+            }
+            methods::SUBSCRIPTIONS_LISTEN => {
+                return Err((
+                    RpcError::method_not_found(
+                        "subscriptions/listen is not offered: this server announces no listChanged or subscribe capability",
+                    ),
+                    404,
+                ));
+            }
+            m if methods::REMOVED.contains(&m) => {
+                return Err((
+                    RpcError::method_not_found(format!(
+                        "method {m:?} was removed from MCP in revision 2026-07-28"
+                    )),
+                    404,
+                ));
+            }
+            m => {
+                return Err((
+                    RpcError::method_not_found(format!("unknown method {m:?}")),
+                    404,
+                ));
+            }
+        };
+        if let Some((kind, offered, capability)) = list_kind {
+            self.offered(offered, method, capability)?;
+            return self.list_page(id, kind, params);
+        }
+
+        // Rung 14: Mcp-Name agrees with the body.
+        if let Some(h) = headers {
+            let key = if method == methods::RESOURCES_READ { "uri" } else { "name" };
+            check_name_header(h, params.get(key))?;
+        }
+
+        // Rungs 15-19, per method.
+        let target = match method {
+            methods::TOOLS_CALL => self.tool_target(params, headers)?,
+            methods::RESOURCES_READ => self.resource_target(params)?,
+            methods::PROMPTS_GET => self.prompt_target(params)?,
+            _ => self.completion_target(params)?,
+        };
+        let (input_responses, request_state) = mrtr_fields(params)?;
+        if let Target::Tool { index, .. } = &target {
+            self.check_client_capabilities(*index, &meta)?;
+        }
+        Ok(Decision::Invoke(Box::new(Call {
+            id: id.clone(),
+            meta,
+            target,
+            input_responses,
+            request_state,
+        })))
+    }
+
+    fn offered(&self, offered: bool, method: &str, capability: &str) -> Result<Option<(Kind, bool, &'static str)>, Refusal> {
+        if offered {
+            Ok(None)
+        } else {
+            Err((
+                RpcError::method_not_found(format!(
+                    "{method} is not offered: this server announces no {capability} capability"
+                )),
+                404,
+            ))
+        }
+    }
+
+    fn list_page(
+        &self,
+        id: &RequestId,
+        kind: Kind,
+        params: &Map<String, Value>,
+    ) -> Result<Decision, Refusal> {
+        let pages = &self.catalog.pages[&kind];
+        let page = match params.get("cursor") {
+            None | Some(Value::Null) => 0,
+            Some(Value::String(cursor)) => self
+                .catalog
+                .page_for_cursor(kind, cursor)
+                .ok_or_else(|| params_error(format!("invalid cursor {cursor:?}: pass a nextCursor from this list, or none for the first page")))?,
+            Some(_) => return Err(params_error("cursor must be a string")),
+        };
+        Ok(answer_raw(id, &pages[page]))
+    }
+
+    fn tool_target(
+        &self,
+        params: &mut Map<String, Value>,
+        headers: Option<&dyn Headers>,
+    ) -> Result<Target, Refusal> {
+        let name = required_string(params, "name")?;
+        let arguments = match params.remove("arguments") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(args)) => args,
+            Some(_) => return Err(params_error("arguments must be an object")),
+        };
+        let index = self
+            .catalog
+            .tool_index(&name)
+            .ok_or_else(|| params_error(format!("unknown tool {name:?}")))?;
+        if let Some(h) = headers {
+            for param in &self.catalog.tools[index].header_params {
+                check_param_header(h, param, &arguments)?;
+            }
+        }
+        Ok(Target::Tool { index, arguments })
+    }
+
+    fn resource_target(&self, params: &mut Map<String, Value>) -> Result<Target, Refusal> {
+        let uri = required_string(params, "uri")?;
+        if let Some(&index) = self.catalog.resource_index.get(&uri) {
+            return Ok(Target::Resource {
+                uri,
+                matched: ResourceMatch::Static(index),
+            });
+        }
+        for (index, (_, template)) in self.catalog.templates.iter().enumerate() {
+            if let Some(variables) = template.matches(&uri) {
+                return Ok(Target::Resource {
+                    uri,
+                    matched: ResourceMatch::Template { index, variables },
+                });
+            }
+        }
+        Err((RpcError::resource_not_found(&uri), 200))
+    }
+
+    fn prompt_target(&self, params: &mut Map<String, Value>) -> Result<Target, Refusal> {
+        let name = required_string(params, "name")?;
+        let arguments = string_map(params.remove("arguments"), "arguments")?;
+        let index = self
+            .catalog
+            .prompt_index(&name)
+            .ok_or_else(|| params_error(format!("unknown prompt {name:?}")))?;
+        let prompt = &self.catalog.prompts[index].prompt;
+        if let Some(missing) =
+            required_prompt_arguments(prompt).find(|a| !arguments.contains_key(&a.name))
+        {
+            return Err(params_error(format!(
+                "prompt {name:?} requires the argument {:?}",
+                missing.name
+            )));
+        }
+        Ok(Target::Prompt { index, arguments })
+    }
+
+    fn completion_target(&self, params: &mut Map<String, Value>) -> Result<Target, Refusal> {
+        let reference = match params.remove("ref") {
+            Some(Value::Object(r)) => r,
+            _ => return Err(params_error("ref must be an object")),
+        };
+        let argument: CompletionArgument = params
+            .remove("argument")
+            .and_then(|a| serde_json::from_value(a).ok())
+            .ok_or_else(|| {
+                params_error("argument must be an object with string name and value")
+            })?;
+        let context = match params.remove("context") {
+            None | Some(Value::Null) => BTreeMap::new(),
+            Some(Value::Object(mut c)) => string_map(c.remove("arguments"), "context.arguments")?,
+            Some(_) => return Err(params_error("context must be an object")),
+        };
+        let target = match reference.get("type").and_then(Value::as_str) {
+            Some("ref/prompt") => {
+                let name = reference.get("name").and_then(Value::as_str).ok_or_else(|| {
+                    params_error("ref.name must be a string")
+                })?;
+                let index = self
+                    .catalog
+                    .prompt_index(name)
+                    .ok_or_else(|| params_error(format!("unknown prompt {name:?}")))?;
+                let known = self.catalog.prompts[index]
+                    .prompt
+                    .arguments
+                    .iter()
+                    .flatten()
+                    .any(|a| a.name == argument.name);
+                if !known {
+                    return Err(params_error(format!(
+                        "prompt {name:?} has no argument {:?}",
+                        argument.name
+                    )));
+                }
+                CompletionTarget::Prompt(index)
+            }
+            Some("ref/resource") => {
+                let uri = reference.get("uri").and_then(Value::as_str).ok_or_else(|| {
+                    params_error("ref.uri must be a string")
+                })?;
+                let index = self
+                    .catalog
+                    .templates
+                    .iter()
+                    .position(|(t, _)| t.template.uri_template == uri)
+                    .ok_or_else(|| params_error(format!("unknown resource template {uri:?}")))?;
+                let (_, parsed) = &self.catalog.templates[index];
+                if !parsed.variables().any(|v| v == argument.name) {
+                    return Err(params_error(format!(
+                        "resource template {uri:?} has no variable {:?}",
+                        argument.name
+                    )));
+                }
+                CompletionTarget::Template(index)
+            }
+            _ => {
+                return Err(params_error(
+                    "ref.type must be \"ref/prompt\" or \"ref/resource\"",
+                ));
+            }
+        };
+        Ok(Target::Complete {
+            target,
+            argument,
+            context,
+        })
+    }
+
+    fn check_client_capabilities(&self, index: usize, meta: &RequestMeta) -> Result<(), Refusal> {
+        let entry = &self.catalog.tools[index];
+        let missing: Vec<&String> = entry
+            .required_client_capabilities
+            .iter()
+            .filter(|c| !meta.client_capabilities.has(c))
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let required: Map<String, Value> = missing
+            .iter()
+            .map(|c| ((*c).clone(), json!({})))
+            .collect();
+        let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
+        Err((
+            RpcError::missing_client_capability(
+                format!(
+                    "tool {:?} requires the client capability {} on this request",
+                    entry.tool.name,
+                    names.join(", ")
+                ),
+                Value::Object(required),
+            ),
+            400,
+        ))
+    }
+}
+
+fn oversized(len: usize, max: usize) -> RpcError {
+    RpcError::invalid_request(format!(
+        "message of {len} bytes exceeds the limit of {max} bytes"
+    ))
+}
+
+/// The `-32600` answer for a message that exceeded `max_message_bytes`, for
+/// transports that detect it while reading.
+pub fn oversized_answer(len: usize, max: usize) -> Answer {
+    Answer::protocol_error(None, oversized(len, max))
+}
+
+fn answer_raw(id: &RequestId, result: &str) -> Decision {
+    Decision::Answer(Answer {
+        body: encode::result_raw(id, result),
+        http_status: 200,
+    })
+}
+
+fn notification(method: String, params: Option<Map<String, Value>>) -> Dropped {
+    if method == methods::CANCELLED
+        && let Some(request_id) = params
+            .as_ref()
+            .and_then(|p| p.get("requestId"))
+            .and_then(RequestId::from_value)
+    {
+        let reason = params
+            .as_ref()
+            .and_then(|p| p.get("reason"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        return Dropped::Cancelled { request_id, reason };
+    }
+    Dropped::Ignored { method }
+}
+
+fn finish_meta(
+    protocol_version: String,
+    capabilities: Map<String, Value>,
+    mut other: Map<String, Value>,
+) -> Result<RequestMeta, Refusal> {
+    let client_capabilities: ClientCapabilities =
+        serde_json::from_value(Value::Object(capabilities)).map_err(|e| {
+            envelope_error(format!(
+                "_meta[{:?}] is malformed: {e}",
+                meta_keys::CLIENT_CAPABILITIES
+            ))
+        })?;
+    let client_info = match other.remove(meta_keys::CLIENT_INFO) {
+        None => None,
+        Some(v) => Some(serde_json::from_value::<Implementation>(v).map_err(|e| {
+            envelope_error(format!("_meta[{:?}] is malformed: {e}", meta_keys::CLIENT_INFO))
+        })?),
+    };
+    let log_level = match other.remove(meta_keys::LOG_LEVEL) {
+        None => None,
+        Some(Value::String(level)) => Some(LoggingLevel::parse(&level).ok_or_else(|| {
+            envelope_error(format!(
+                "_meta[{:?}] {level:?} is not a log level (debug, info, notice, warning, error, critical, alert, emergency)",
+                meta_keys::LOG_LEVEL
+            ))
+        })?),
+        Some(_) => {
+            return Err(envelope_error(format!(
+                "_meta[{:?}] must be a string",
+                meta_keys::LOG_LEVEL
+            )));
+        }
+    };
+    let progress_token = match other.remove(meta_keys::PROGRESS_TOKEN) {
+        None => None,
+        Some(v) => Some(RequestId::from_value(&v).ok_or_else(|| {
+            envelope_error("_meta.progressToken must be a string or an integer")
+        })?),
+    };
+    let mut trace = |key: &str| -> Result<Option<String>, Refusal> {
+        match other.remove(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(envelope_error(format!("_meta.{key} must be a string"))),
+        }
+    };
+    let traceparent = trace(meta_keys::TRACEPARENT)?;
+    let tracestate = trace(meta_keys::TRACESTATE)?;
+    let baggage = trace(meta_keys::BAGGAGE)?;
+    Ok(RequestMeta {
+        protocol_version,
+        client_capabilities,
+        client_info,
+        log_level,
+        progress_token,
+        traceparent,
+        tracestate,
+        baggage,
+        other,
+    })
+}
+
+fn required_string(params: &mut Map<String, Value>, key: &str) -> Result<String, Refusal> {
+    match params.remove(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => Err(params_error(format!("{key} must be a string"))),
+        None => Err(params_error(format!("{key} is required"))),
+    }
+}
+
+fn string_map(value: Option<Value>, what: &str) -> Result<BTreeMap<String, String>, Refusal> {
+    match value {
+        None | Some(Value::Null) => Ok(BTreeMap::new()),
+        Some(Value::Object(map)) => map
+            .into_iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k, s)),
+                other => Err(params_error(format!(
+                    "{what}.{k} must be a string, found {other}"
+                ))),
+            })
+            .collect(),
+        Some(_) => Err(params_error(format!("{what} must be an object of strings"))),
+    }
+}
+
+fn mrtr_fields(
+    params: &mut Map<String, Value>,
+) -> Result<(Option<Map<String, Value>>, Option<String>), Refusal> {
+    let input_responses = match params.remove("inputResponses") {
+        None => None,
+        Some(Value::Object(responses)) => {
+            if let Some((key, _)) = responses.iter().find(|(_, v)| !v.is_object()) {
+                return Err(params_error(format!(
+                    "inputResponses.{key} must be an object"
+                )));
+            }
+            Some(responses)
+        }
+        Some(_) => return Err(params_error("inputResponses must be an object")),
+    };
+    let request_state = match params.remove("requestState") {
+        None => None,
+        Some(Value::String(s)) => Some(s),
+        Some(_) => return Err(params_error("requestState must be a string")),
+    };
+    Ok((input_responses, request_state))
+}
+
+/// Decodes a header value: the `=?base64?…?=` sentinel (exactly, lowercase) is
+/// base64 of UTF-8; anything else is literal. Surrounding whitespace is trimmed.
+pub fn decode_header_value(raw: &str) -> Result<String, String> {
+    let value = raw.trim();
+    if let Some(encoded) = value
+        .strip_prefix("=?base64?")
+        .and_then(|v| v.strip_suffix("?="))
+    {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| format!("invalid base64 in header value {value:?}: {e}"))?;
+        return String::from_utf8(bytes)
+            .map_err(|_| format!("header value {value:?} does not decode to UTF-8"));
+    }
+    if value.bytes().any(|b| b.is_ascii_control() || !b.is_ascii()) {
+        return Err(format!("header value {value:?} has invalid characters"));
+    }
+    Ok(value.to_owned())
+}
+
+fn check_name_header(headers: &dyn Headers, body: Option<&Value>) -> Result<(), Refusal> {
+    let raw = headers
+        .get("mcp-name")
+        .ok_or_else(|| header_error("the Mcp-Name header is required for this method"))?;
+    let value = decode_header_value(raw).map_err(header_error)?;
+    match body.and_then(Value::as_str) {
+        Some(body) if body == value => Ok(()),
+        Some(body) => Err(header_error(format!(
+            "Mcp-Name header {value:?} does not match the body's {body:?}"
+        ))),
+        None => Err(header_error(format!(
+            "Mcp-Name header {value:?} has no matching value in the body"
+        ))),
+    }
+}
+
+fn check_param_header(
+    headers: &dyn Headers,
+    param: &HeaderParam,
+    arguments: &Map<String, Value>,
+) -> Result<(), Refusal> {
+    let header_name = format!("mcp-param-{}", param.name);
+    let mut body = arguments.get(&param.path[0]);
+    for key in &param.path[1..] {
+        body = body.and_then(|v| v.get(key));
+    }
+    let body = body.filter(|v| !v.is_null());
+    let header = headers.get(&header_name);
+    let (body, header) = match (body, header) {
+        (None, None) => return Ok(()),
+        (None, Some(_)) => {
+            return Err(header_error(format!(
+                "Mcp-Param-{} is present but the argument {} is absent",
+                param.name,
+                param.path.join(".")
+            )));
+        }
+        (Some(_), None) => {
+            return Err(header_error(format!(
+                "the Mcp-Param-{} header is required when {} is given",
+                param.name,
+                param.path.join(".")
+            )));
+        }
+        (Some(body), Some(header)) => (body, header),
+    };
+    let value = decode_header_value(header).map_err(header_error)?;
+    let agrees = match body {
+        Value::String(s) => *s == value,
+        Value::Bool(b) => value == if *b { "true" } else { "false" },
+        Value::Number(n) => {
+            let header_number = value.parse::<f64>().ok();
+            match (n.as_i64(), value.parse::<i64>().ok()) {
+                (Some(a), Some(b)) => a == b,
+                _ => header_number.zip(n.as_f64()).is_some_and(|(a, b)| a == b),
+            }
+        }
+        _ => false,
+    };
+    if agrees {
+        Ok(())
+    } else {
+        Err(header_error(format!(
+            "Mcp-Param-{} header {value:?} does not match the argument {}",
+            param.name,
+            param.path.join(".")
+        )))
+    }
+}

@@ -1,0 +1,97 @@
+//! The MCP 2026-07-28 wire model: serde types for every request parameter set,
+//! result and notification a server receives or sends.
+//!
+//! Field names follow the official schema (`camelCase` on the wire). Open-ended
+//! objects keep what they do not know: `_meta` maps are carried whole, and
+//! capability objects keep unknown members in an `other` map, so nothing a client
+//! sends is silently dropped on its way to a handler.
+
+mod capabilities;
+mod content;
+mod mrtr;
+mod notifications;
+mod primitives;
+mod results;
+
+pub use capabilities::*;
+pub use content::*;
+pub use mrtr::*;
+pub use notifications::*;
+pub use primitives::*;
+pub use results::*;
+
+/// Reserved `_meta` keys of the 2026-07-28 revision.
+pub mod meta_keys {
+    /// Request `_meta`: the protocol revision the request is written in (required).
+    pub const PROTOCOL_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+    /// Request `_meta`: the client's capabilities for this request (required).
+    pub const CLIENT_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
+    /// Request `_meta`: the client's self-reported identity (optional, display only).
+    pub const CLIENT_INFO: &str = "io.modelcontextprotocol/clientInfo";
+    /// Request `_meta`: opt this request into `notifications/message` at this level.
+    pub const LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
+    /// Request `_meta`: opt this request into `notifications/progress`.
+    pub const PROGRESS_TOKEN: &str = "progressToken";
+    /// Result `_meta`: the server's identity.
+    pub const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+    /// Listen-stream `_meta`: the id of the `subscriptions/listen` request.
+    pub const SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
+    /// W3C trace context.
+    pub const TRACEPARENT: &str = "traceparent";
+    /// W3C trace state.
+    pub const TRACESTATE: &str = "tracestate";
+    /// W3C baggage.
+    pub const BAGGAGE: &str = "baggage";
+}
+
+/// Method names of the 2026-07-28 revision.
+pub mod methods {
+    /// `server/discover`
+    pub const DISCOVER: &str = "server/discover";
+    /// `tools/list`
+    pub const TOOLS_LIST: &str = "tools/list";
+    /// `tools/call`
+    pub const TOOLS_CALL: &str = "tools/call";
+    /// `resources/list`
+    pub const RESOURCES_LIST: &str = "resources/list";
+    /// `resources/templates/list`
+    pub const RESOURCE_TEMPLATES_LIST: &str = "resources/templates/list";
+    /// `resources/read`
+    pub const RESOURCES_READ: &str = "resources/read";
+    /// `prompts/list`
+    pub const PROMPTS_LIST: &str = "prompts/list";
+    /// `prompts/get`
+    pub const PROMPTS_GET: &str = "prompts/get";
+    /// `completion/complete`
+    pub const COMPLETE: &str = "completion/complete";
+    /// `subscriptions/listen`
+    pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+    /// `notifications/cancelled`
+    pub const CANCELLED: &str = "notifications/cancelled";
+    /// `notifications/progress`
+    pub const PROGRESS: &str = "notifications/progress";
+    /// `notifications/message`
+    pub const MESSAGE: &str = "notifications/message";
+    /// `notifications/subscriptions/acknowledged`
+    pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+    /// `notifications/tools/list_changed`
+    pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+    /// `notifications/prompts/list_changed`
+    pub const PROMPTS_LIST_CHANGED: &str = "notifications/prompts/list_changed";
+    /// `notifications/resources/list_changed`
+    pub const RESOURCES_LIST_CHANGED: &str = "notifications/resources/list_changed";
+    /// `notifications/resources/updated`
+    pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
+    /// The legacy handshake, removed in 2026-07-28.
+    pub const INITIALIZE: &str = "initialize";
+    /// Methods that existed before 2026-07-28 and were removed from the core protocol.
+    pub const REMOVED: &[&str] = &[
+        "initialize",
+        "ping",
+        "logging/setLevel",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "tasks/result",
+        "tasks/list",
+    ];
+}
