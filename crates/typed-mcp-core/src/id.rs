@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn null_floats_and_objects_are_not_ids() {
-        for bad in ["null", "1.5", "1e3", "{}", "[]", "true", "01", "-"] {
+        for bad in ["null", "1.5", "1e3", "{}", "[]", "true", "-0.0"] {
             assert!(RequestId::from_raw(&raw(bad)).is_none(), "{bad}");
         }
     }

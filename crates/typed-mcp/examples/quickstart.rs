@@ -1,1 +1,133 @@
-fn main(){}
+//! A small MCP server over stdio: two tools, a resource, a resource template and
+//! a prompt, declared by hand with typed-mcp's builder API.
+//!
+//! ```sh
+//! cargo run --example quickstart
+//! ```
+//!
+//! then paste a request line, e.g.
+//!
+//! ```json
+//! {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"add","arguments":{"a":2,"b":3}}}
+//! ```
+
+use serde_json::{Value, json};
+use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents, ToolAnnotations};
+use typed_mcp::{
+    PromptDecl, ResourceDecl, ResourceTemplateDecl, RpcError, Server, ToolDecl, ToolError,
+};
+
+fn add() -> ToolDecl {
+    ToolDecl::builder("add")
+        .title("Add")
+        .description("Add two integers and return their sum.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "integer", "description": "The first addend."},
+                "b": {"type": "integer", "description": "The second addend."}
+            },
+            "required": ["a", "b"],
+            "additionalProperties": false
+        }))
+        .output_schema(json!({
+            "type": "object",
+            "properties": {"sum": {"type": "integer"}},
+            "required": ["sum"]
+        }))
+        .annotations(ToolAnnotations {
+            read_only_hint: Some(true),
+            open_world_hint: Some(false),
+            ..Default::default()
+        })
+        .blocking_handler(|args, _ctx| {
+            let integer = |name: &str| {
+                args.get(name)
+                    .and_then(Value::as_i64)
+                    .ok_or_else(|| ToolError::execution(format!("- {name}: expected an integer")))
+            };
+            let (a, b) = (integer("a")?, integer("b")?);
+            let sum = a
+                .checked_add(b)
+                .ok_or_else(|| ToolError::execution("the sum does not fit in 64 bits"))?;
+            Ok(CallToolResult::structured(json!({ "sum": sum })))
+        })
+}
+
+fn echo() -> ToolDecl {
+    ToolDecl::builder("echo")
+        .description("Return the given text unchanged.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text to return."}},
+            "required": ["text"],
+            "additionalProperties": false
+        }))
+        .handler(|mut args, _ctx| async move {
+            match args.remove("text") {
+                Some(Value::String(text)) => Ok(CallToolResult::text(text)),
+                _ => Err(ToolError::execution("- text: expected a string")),
+            }
+        })
+}
+
+fn readme() -> ResourceDecl {
+    ResourceDecl::builder("quickstart://readme", "readme")
+        .description("What this server is and how to talk to it.")
+        .mime_type("text/plain")
+        .handler(|request, _ctx| async move {
+            Ok(vec![ResourceContents::text(
+                request.uri,
+                Some("text/plain"),
+                "This is the typed-mcp quickstart server. Try tools/call on add or echo.",
+            )])
+        })
+}
+
+fn greeting() -> ResourceTemplateDecl {
+    ResourceTemplateDecl::builder("quickstart://greeting/{name}", "greeting")
+        .description("A greeting for the named person.")
+        .mime_type("text/plain")
+        .parameter("name", "Who to greet.")
+        .handler(|request, _ctx| async move {
+            let name = request
+                .variable("name")
+                .ok_or_else(|| RpcError::internal("the template has a name variable"))?;
+            Ok(vec![ResourceContents::text(
+                request.uri.clone(),
+                Some("text/plain"),
+                format!("Hello, {name}!"),
+            )])
+        })
+}
+
+fn review() -> PromptDecl {
+    PromptDecl::builder("review_code")
+        .description("Ask the model to review a piece of code.")
+        .argument("code", "The code to review.", true)
+        .argument("focus", "What to pay attention to (optional).", false)
+        .handler(|args, _ctx| async move {
+            let code = args.get("code").cloned().unwrap_or_default();
+            let focus = args
+                .get("focus")
+                .map(|f| format!(" Focus on {f}."))
+                .unwrap_or_default();
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
+                "Please review this code.{focus}\n\n{code}"
+            ))]))
+        })
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::new("typed-mcp-quickstart", env!("CARGO_PKG_VERSION"))
+        .instructions("Arithmetic and echo utilities for trying out typed-mcp.")
+        .tools([add(), echo()])
+        .resource(readme())
+        .resource_template(greeting())
+        .prompt(review())
+        .build()?;
+    eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 on stdin/stdout");
+    server.serve_stdio().await?;
+    Ok(())
+}

@@ -1,1 +1,65 @@
-//! x
+//! Serve Model Context Protocol tools, resources and prompts from ordinary Rust.
+//!
+//! typed-mcp targets MCP revision **2026-07-28**, the stateless one: no
+//! `initialize`, every request carries its own `_meta` envelope, and clients
+//! learn what a server offers with `server/discover`.
+//!
+//! This crate is the runtime: declarations ([`ToolDecl`], [`ResourceDecl`],
+//! [`ResourceTemplateDecl`], [`PromptDecl`]), the [`Server`] builder that
+//! validates them all before reading a message, the dispatch of calls (async
+//! handlers on tokio, blocking ones off the executor, a concurrency limit,
+//! cancellation, panics contained), the stdio transport and an in-process
+//! [`testing::TestClient`]. The protocol rules themselves live in
+//! [`typed_mcp_core`], re-exported here as [`core`].
+//!
+//! ```no_run
+//! use serde_json::json;
+//! use typed_mcp::{Server, ToolDecl, ToolError};
+//! use typed_mcp::wire::CallToolResult;
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let add = ToolDecl::builder("add")
+//!         .description("Add two integers.")
+//!         .input_schema(json!({
+//!             "type": "object",
+//!             "properties": {
+//!                 "a": {"type": "integer", "description": "The first addend."},
+//!                 "b": {"type": "integer", "description": "The second addend."}
+//!             },
+//!             "required": ["a", "b"]
+//!         }))
+//!         .blocking_handler(|args, _ctx| {
+//!             let (Some(a), Some(b)) = (args["a"].as_i64(), args["b"].as_i64()) else {
+//!                 return Err(ToolError::execution("a and b must be integers"));
+//!             };
+//!             Ok(CallToolResult::structured(json!({"sum": a + b})))
+//!         });
+//!     Server::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+//!         .tool(add)
+//!         .build()?
+//!         .serve_stdio()
+//!         .await?;
+//!     Ok(())
+//! }
+//! ```
+
+#![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
+
+mod context;
+mod declare;
+pub mod dispatch;
+mod server;
+mod stdio;
+pub mod testing;
+
+pub use context::ToolContext;
+pub use declare::{
+    CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ResourceBuilder, ResourceDecl,
+    ResourceOutcome, ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl, ToolBuilder,
+    ToolDecl, ToolError, ToolOutcome,
+};
+pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
+pub use typed_mcp_core as core;
+pub use typed_mcp_core::{RequestId, RpcError, wire};

@@ -1,0 +1,229 @@
+//! Running what the router decides: answers go out at once, notifications are
+//! consumed, and calls run as tasks under the server's concurrency limit, each
+//! cancellable until its response is sent.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex};
+
+use futures_util::FutureExt as _;
+use tokio::sync::mpsc;
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use typed_mcp_core::{Decision, Dropped, Facts, RequestId};
+
+use crate::context::ToolContext;
+use crate::declare::Handler;
+use crate::server::Server;
+
+/// Where the messages for one request (or one whole stdio stream) go: its
+/// notifications, then its response. Each message is one compact JSON object.
+#[derive(Debug, Clone)]
+pub struct Outbox {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+}
+
+impl Outbox {
+    /// A new outbox and the receiving end a transport drains.
+    pub fn channel() -> (Outbox, mpsc::UnboundedReceiver<Vec<u8>>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Outbox { tx }, rx)
+    }
+
+    /// Queues one message; false when the receiving end is gone.
+    pub fn send(&self, message: Vec<u8>) -> bool {
+        self.tx.send(message).is_ok()
+    }
+}
+
+/// What [`Connection::accept`] did with one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Accepted {
+    /// The answer was queued at once (an error, a list, `server/discover`).
+    Answered {
+        /// The HTTP status for Streamable HTTP.
+        http_status: u16,
+    },
+    /// A notification: nothing will be sent.
+    Dropped,
+    /// A handler started; its notifications and response will follow.
+    Started(RequestId),
+}
+
+struct Running {
+    generation: u64,
+    cancel: CancellationToken,
+    abort: Option<AbortHandle>,
+}
+
+#[derive(Default)]
+struct InFlight {
+    next_generation: u64,
+    running: HashMap<RequestId, Running>,
+}
+
+/// One stream of inbound messages (a stdio pipe, a test client): routes each
+/// message, runs calls as tasks, and cancels them on `notifications/cancelled`.
+pub struct Connection {
+    server: Server,
+    in_flight: Arc<Mutex<InFlight>>,
+    tasks: TaskTracker,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// A connection to this server.
+    pub fn new(server: Server) -> Self {
+        Connection {
+            server,
+            in_flight: Arc::default(),
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// Routes one message and acts on the decision: an answer is queued on
+    /// `outbox` now; a call starts a task that queues its notifications and
+    /// response there. Must be called from within a tokio runtime.
+    pub fn accept(&self, message: &[u8], facts: &Facts<'_>, outbox: &Outbox) -> Accepted {
+        match self.server.router().route(message, facts) {
+            Decision::Answer(answer) => {
+                outbox.send(answer.body);
+                Accepted::Answered {
+                    http_status: answer.http_status,
+                }
+            }
+            Decision::Drop(Dropped::Cancelled { request_id, reason }) => {
+                if self.cancel(&request_id) {
+                    tracing::debug!(%request_id, ?reason, "request cancelled by the client");
+                }
+                Accepted::Dropped
+            }
+            Decision::Drop(Dropped::Ignored { .. }) => Accepted::Dropped,
+            Decision::Invoke(call) => {
+                let id = call.id.clone();
+                let cancel = CancellationToken::new();
+                // The lock is held while spawning so the task cannot finish and
+                // look for its entry before the entry exists.
+                let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                in_flight.next_generation += 1;
+                let generation = in_flight.next_generation;
+                let server = self.server.clone();
+                let registry = self.in_flight.clone();
+                let outbox = outbox.clone();
+                let token = cancel.clone();
+                let handle = self.tasks.spawn(async move {
+                    let _permit = server.acquire_slot().await;
+                    let id = call.id.clone();
+                    let ctx = ToolContext::new(id.clone(), call.meta.clone(), token, outbox.clone());
+                    let response = server.invoke(*call, ctx.clone()).await;
+                    ctx.finish();
+                    let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
+                    let ours = in_flight
+                        .running
+                        .get(&id)
+                        .is_some_and(|r| r.generation == generation);
+                    // A cancelled call has lost its entry: nothing is sent for it.
+                    if ours {
+                        in_flight.running.remove(&id);
+                        outbox.send(response);
+                    }
+                });
+                in_flight.running.insert(
+                    id.clone(),
+                    Running {
+                        generation,
+                        cancel,
+                        abort: Some(handle.abort_handle()),
+                    },
+                );
+                Accepted::Started(id)
+            }
+        }
+    }
+
+    /// Cancels a running call: its future is dropped, its context reports
+    /// cancellation, and nothing more is sent for it. False when no call with
+    /// this id is running.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        let running = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .running
+            .remove(id);
+        match running {
+            Some(r) => {
+                r.cancel.cancel();
+                if let Some(abort) = r.abort {
+                    abort.abort();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The number of calls started and not yet finished.
+    pub fn in_flight(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Waits for every started call to finish.
+    pub async fn drain(&self) {
+        self.tasks.close();
+        self.tasks.wait().await;
+        self.tasks.reopen();
+    }
+}
+
+/// Runs a handler, async or blocking, inside its context; a panic becomes
+/// `Err` with the panic's message.
+pub(crate) async fn run_handler<I: Send + 'static, O: Send + 'static>(
+    handler: &Handler<I, O>,
+    input: I,
+    ctx: ToolContext,
+) -> Result<O, String> {
+    match handler {
+        Handler::Async(f) => {
+            let f = f.clone();
+            let scoped = ctx.clone();
+            let future = std::panic::catch_unwind(AssertUnwindSafe(move || f(input, ctx)))
+                .map_err(panic_message)?;
+            AssertUnwindSafe(scoped.scope(future))
+                .catch_unwind()
+                .await
+                .map_err(panic_message)
+        }
+        Handler::Blocking(f) => {
+            let f = f.clone();
+            tokio::task::spawn_blocking(move || {
+                let inner = ctx.clone();
+                ctx.enter_blocking(|| f(input, inner))
+            })
+            .await
+            .map_err(|e| {
+                if e.is_panic() {
+                    panic_message(e.into_panic())
+                } else {
+                    "the blocking task was cancelled".to_owned()
+                }
+            })
+        }
+    }
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a non-string panic payload".to_owned())
+}

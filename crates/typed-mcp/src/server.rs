@@ -1,0 +1,429 @@
+//! The server: a builder that validates the whole catalog before any message is
+//! read, and the built server that transports drive.
+
+use std::sync::Arc;
+
+use tokio::sync::{Semaphore, SemaphorePermit};
+use typed_mcp_core::catalog::{Catalog, CatalogError, CatalogErrors, CatalogOptions};
+use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
+use typed_mcp_core::wire::{
+    CacheHint, CallToolResult, CompleteResult, Completion, Implementation, ReadResourceResult,
+    ResultMeta, ResultType,
+};
+use typed_mcp_core::{Call, Limits, RequestId, Router, RpcError, Target, encode};
+
+use crate::context::ToolContext;
+use crate::declare::{
+    Completer, CompletionRequest, Handler, PromptDecl, ResourceDecl, ResourceRequest,
+    ResourceTemplateDecl, ToolDecl, ToolError,
+};
+use crate::dispatch::run_handler;
+
+/// Why [`ServerBuilder::build`] refused to build a server.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    /// One or more declarations are invalid; each error names its declaration.
+    #[error("{0}")]
+    Catalog(CatalogErrors),
+    /// A limit is out of range.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+}
+
+impl BuildError {
+    /// Every invalid declaration (empty for a configuration error).
+    pub fn catalog_errors(&self) -> &[CatalogError] {
+        match self {
+            BuildError::Catalog(errors) => &errors.0,
+            BuildError::Config(_) => &[],
+        }
+    }
+}
+
+/// Collects declarations and settings; [`build`](Self::build) validates them all.
+#[must_use = "a server builder does nothing until it is built"]
+pub struct ServerBuilder {
+    options: CatalogOptions,
+    tools: Vec<ToolDecl>,
+    resources: Vec<ResourceDecl>,
+    templates: Vec<ResourceTemplateDecl>,
+    prompts: Vec<PromptDecl>,
+    limits: Limits,
+    max_concurrent: usize,
+}
+
+impl std::fmt::Debug for ServerBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerBuilder")
+            .field("server_info", &self.options.server_info)
+            .field("tools", &self.tools.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Deepest `max_depth` accepted: deeper values would let a message exhaust the
+/// stack of the thread that parses it.
+pub const MAX_DEPTH_CEILING: usize = 4096;
+
+impl ServerBuilder {
+    /// Display name of the server.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.options.server_info.title = Some(title.into());
+        self
+    }
+
+    /// Guidance for the model, sent by `server/discover`.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.options.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Adds a tool. Tools are listed in the order they are added.
+    pub fn tool(mut self, tool: ToolDecl) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Adds several tools, in order.
+    pub fn tools(mut self, tools: impl IntoIterator<Item = ToolDecl>) -> Self {
+        self.tools.extend(tools);
+        self
+    }
+
+    /// Adds a static resource.
+    pub fn resource(mut self, resource: ResourceDecl) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Adds several static resources, in order.
+    pub fn resources(mut self, resources: impl IntoIterator<Item = ResourceDecl>) -> Self {
+        self.resources.extend(resources);
+        self
+    }
+
+    /// Adds a resource template. A URI that matches no static resource is tried
+    /// against templates in the order they are added.
+    pub fn resource_template(mut self, template: ResourceTemplateDecl) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Adds a prompt.
+    pub fn prompt(mut self, prompt: PromptDecl) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Adds several prompts, in order.
+    pub fn prompts(mut self, prompts: impl IntoIterator<Item = PromptDecl>) -> Self {
+        self.prompts.extend(prompts);
+        self
+    }
+
+    /// Largest accepted message in bytes (default 4 MiB).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_message_bytes = bytes;
+        self
+    }
+
+    /// Deepest accepted JSON nesting (default 128, at most [`MAX_DEPTH_CEILING`]).
+    pub fn max_depth(mut self, depth: usize) -> Self {
+        self.limits.max_depth = depth;
+        self
+    }
+
+    /// Handlers allowed to run at once (default 16); further calls wait.
+    pub fn max_concurrent(mut self, handlers: usize) -> Self {
+        self.max_concurrent = handlers;
+        self
+    }
+
+    /// Items per list page (default 100).
+    pub fn page_size(mut self, items: usize) -> Self {
+        self.options.page_size = items;
+        self
+    }
+
+    /// Cache hint of lists and `server/discover` (default public, one hour).
+    pub fn list_cache(mut self, hint: CacheHint) -> Self {
+        self.options.list_cache = hint;
+        self
+    }
+
+    /// Validates every declaration and setting, and builds the server. Nothing
+    /// is read from any transport before this succeeds.
+    pub fn build(self) -> Result<Server, BuildError> {
+        if self.limits.max_message_bytes == 0 {
+            return Err(BuildError::Config("max_message_bytes must be at least 1".into()));
+        }
+        if !(1..=MAX_DEPTH_CEILING).contains(&self.limits.max_depth) {
+            return Err(BuildError::Config(format!(
+                "max_depth must be between 1 and {MAX_DEPTH_CEILING}, found {}",
+                self.limits.max_depth
+            )));
+        }
+        if self.max_concurrent == 0 || self.max_concurrent > Semaphore::MAX_PERMITS {
+            return Err(BuildError::Config(format!(
+                "max_concurrent must be at least 1, found {}",
+                self.max_concurrent
+            )));
+        }
+        if self.options.page_size == 0 {
+            return Err(BuildError::Config("page_size must be at least 1".into()));
+        }
+        let (tool_entries, tool_handlers): (Vec<_>, Vec<_>) =
+            self.tools.into_iter().map(|t| (t.entry, t.handler)).unzip();
+        let (resource_entries, resource_handlers): (Vec<_>, Vec<_>) =
+            self.resources.into_iter().map(|r| (r.entry, r.handler)).unzip();
+        let mut template_entries = Vec::new();
+        let mut templates = Vec::new();
+        for t in self.templates {
+            template_entries.push(t.entry);
+            templates.push((t.handler, t.completer));
+        }
+        let mut prompt_entries = Vec::new();
+        let mut prompts = Vec::new();
+        for p in self.prompts {
+            prompt_entries.push(p.entry);
+            prompts.push((p.handler, p.completer));
+        }
+        let catalog = Catalog::build(
+            self.options,
+            tool_entries,
+            resource_entries,
+            template_entries,
+            prompt_entries,
+        )
+        .map_err(BuildError::Catalog)?;
+        Ok(Server {
+            inner: Arc::new(Inner {
+                router: Router::new(catalog, self.limits),
+                tools: tool_handlers,
+                resources: resource_handlers,
+                templates,
+                prompts,
+                slots: Semaphore::new(self.max_concurrent),
+                max_concurrent: self.max_concurrent,
+            }),
+        })
+    }
+}
+
+type ToolHandler = Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ToolOutcome>;
+type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceOutcome>;
+type PromptHandler =
+    Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptOutcome>;
+
+struct Inner {
+    router: Router,
+    tools: Vec<ToolHandler>,
+    resources: Vec<ResourceHandler>,
+    templates: Vec<(ResourceHandler, Option<Completer>)>,
+    prompts: Vec<(PromptHandler, Option<Completer>)>,
+    slots: Semaphore,
+    max_concurrent: usize,
+}
+
+/// A built, validated MCP server. Cheap to clone; every clone serves the same
+/// catalog and shares one concurrency limit.
+///
+/// ```
+/// use typed_mcp::{Server, ToolDecl};
+/// use typed_mcp::wire::CallToolResult;
+///
+/// let server = Server::new("demo", "1.0.0")
+///     .tool(
+///         ToolDecl::builder("ping_back")
+///             .description("Answer pong.")
+///             .handler(|_args, _ctx| async { Ok(CallToolResult::text("pong")) }),
+///     )
+///     .build()?;
+/// assert_eq!(server.catalog().tools().len(), 1);
+/// # Ok::<(), typed_mcp::BuildError>(())
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("server_info", self.catalog().server_info())
+            .field("tools", &self.catalog().tools().len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    /// Starts a server with the identity it reports in every result's `_meta`.
+    /// Use your own crate's name and version (`env!("CARGO_PKG_NAME")`).
+    #[allow(clippy::new_ret_no_self)]
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            options: CatalogOptions::new(Implementation::new(name, version)),
+            tools: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            prompts: Vec::new(),
+            limits: Limits::default(),
+            max_concurrent: 16,
+        }
+    }
+
+    /// The validated catalog.
+    pub fn catalog(&self) -> &Catalog {
+        self.inner.router.catalog()
+    }
+
+    /// The router (pure protocol rules) over this server's catalog.
+    pub fn router(&self) -> &Router {
+        &self.inner.router
+    }
+
+    /// The message limits.
+    pub fn limits(&self) -> Limits {
+        self.inner.router.limits()
+    }
+
+    /// The most handlers that run at once.
+    pub fn max_concurrent(&self) -> usize {
+        self.inner.max_concurrent
+    }
+
+    pub(crate) async fn acquire_slot(&self) -> SemaphorePermit<'_> {
+        self.inner
+            .slots
+            .acquire()
+            .await
+            .expect("the semaphore is never closed")
+    }
+
+    fn meta(&self) -> ResultMeta {
+        ResultMeta::server(self.catalog().server_info().clone())
+    }
+
+    /// Runs the handler a call is for and encodes its response (a result or a
+    /// JSON-RPC error). A panicking handler becomes `-32603`.
+    pub(crate) async fn invoke(&self, call: Call, ctx: ToolContext) -> Vec<u8> {
+        let id = call.id;
+        match self.invoke_target(&id, call.target, ctx).await {
+            Ok(body) => body,
+            Err(e) => encode::error(Some(&id), &e),
+        }
+    }
+
+    async fn invoke_target(
+        &self,
+        id: &RequestId,
+        target: Target,
+        ctx: ToolContext,
+    ) -> Result<Vec<u8>, RpcError> {
+        let catalog = self.catalog();
+        match target {
+            Target::Tool { index, arguments } => {
+                let entry = &catalog.tools()[index];
+                let name = &entry.tool.name;
+                let outcome = run_handler(&self.inner.tools[index], arguments, ctx)
+                    .await
+                    .map_err(|panic| handler_panicked("tool", name, &panic))?;
+                let mut result = match outcome {
+                    Ok(result) => result,
+                    Err(ToolError::Execution(message)) => CallToolResult::error(message),
+                    Err(ToolError::Protocol(e)) => return Err(e),
+                };
+                if entry.tool.output_schema.is_some()
+                    && !result.is_error()
+                    && result.structured_content.is_none()
+                {
+                    tracing::error!(tool = %name, "tool declares an output schema but returned no structuredContent");
+                    return Err(RpcError::internal(format!(
+                        "tool {name:?} declares an output schema but returned no structured content"
+                    )));
+                }
+                result.result_type = ResultType::Complete;
+                result.meta.server_info = Some(catalog.server_info().clone());
+                Ok(encode::result(id, &result))
+            }
+            Target::Resource { uri, matched } => {
+                let (handler, cache, variables) = match matched {
+                    ResourceMatch::Static(i) => {
+                        (&self.inner.resources[i], catalog.resources()[i].cache, Vec::new())
+                    }
+                    ResourceMatch::Template { index, variables } => {
+                        let entry = catalog.templates().nth(index).expect("router index");
+                        (&self.inner.templates[index].0, entry.cache, variables)
+                    }
+                };
+                let request = ResourceRequest {
+                    uri: uri.clone(),
+                    variables,
+                };
+                let contents = run_handler(handler, request, ctx)
+                    .await
+                    .map_err(|panic| handler_panicked("resource", &uri, &panic))??;
+                if contents.is_empty() {
+                    return Err(RpcError::resource_not_found(&uri));
+                }
+                Ok(encode::result(id, &ReadResourceResult {
+                    result_type: ResultType::Complete,
+                    contents,
+                    ttl_ms: cache.ttl_ms,
+                    cache_scope: cache.scope,
+                    meta: self.meta(),
+                }))
+            }
+            Target::Prompt { index, arguments } => {
+                let name = &catalog.prompts()[index].prompt.name;
+                let mut result = run_handler(&self.inner.prompts[index].0, arguments, ctx)
+                    .await
+                    .map_err(|panic| handler_panicked("prompt", name, &panic))??;
+                result.result_type = ResultType::Complete;
+                result.meta.server_info = Some(catalog.server_info().clone());
+                Ok(encode::result(id, &result))
+            }
+            Target::Complete {
+                target,
+                argument,
+                context,
+            } => {
+                let completer = match target {
+                    CompletionTarget::Prompt(i) => self.inner.prompts[i].1.as_ref(),
+                    CompletionTarget::Template(i) => self.inner.templates[i].1.as_ref(),
+                };
+                let mut values = match completer {
+                    Some(completer) => {
+                        let request = CompletionRequest {
+                            argument: argument.name.clone(),
+                            value: argument.value,
+                            context,
+                        };
+                        run_handler(completer, request, ctx)
+                            .await
+                            .map_err(|panic| handler_panicked("completer", &argument.name, &panic))??
+                    }
+                    None => Vec::new(),
+                };
+                let total = values.len() as u64;
+                let has_more = values.len() > 100;
+                values.truncate(100);
+                Ok(encode::result(id, &CompleteResult {
+                    result_type: ResultType::Complete,
+                    completion: Completion {
+                        values,
+                        total: Some(total),
+                        has_more: Some(has_more),
+                    },
+                    meta: self.meta(),
+                }))
+            }
+        }
+    }
+}
+
+fn handler_panicked(kind: &str, name: &str, panic: &str) -> RpcError {
+    // The panic message stays in the server's log: it may hold internal detail.
+    tracing::error!(%kind, %name, %panic, "handler panicked");
+    RpcError::internal(format!("the {kind} {name:?} failed unexpectedly (handler panicked)"))
+}

@@ -1,0 +1,281 @@
+//! An in-process client for tests: it drives a built [`Server`] through real
+//! JSON-RPC messages in the 2026-07-28 envelope, with no transport in between.
+//!
+//! ```
+//! use typed_mcp::testing::TestClient;
+//! use typed_mcp::{Server, ToolDecl};
+//! use typed_mcp::wire::CallToolResult;
+//! use serde_json::json;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::new("demo", "1.0.0")
+//!     .tool(
+//!         ToolDecl::builder("shout")
+//!             .description("Upper-case the text.")
+//!             .input_schema(json!({
+//!                 "type": "object",
+//!                 "properties": {"text": {"type": "string", "description": "The text."}},
+//!                 "required": ["text"]
+//!             }))
+//!             .handler(|args, _ctx| async move {
+//!                 let text = args["text"].as_str().unwrap_or_default().to_uppercase();
+//!                 Ok(CallToolResult::text(text))
+//!             }),
+//!     )
+//!     .build()?;
+//! let client = TestClient::new(server);
+//! let response = client.call_tool("shout", json!({"text": "hi"})).await;
+//! assert_eq!(response.result()["content"][0]["text"], "HI");
+//! # Ok(())
+//! # }
+//! ```
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::{Map, Value, json};
+use typed_mcp_core::wire::meta_keys;
+use typed_mcp_core::{Facts, PROTOCOL_VERSION};
+
+use crate::dispatch::{Accepted, Connection, Outbox};
+use crate::server::Server;
+
+/// Called with every message the server sends, and the method of the request
+/// (or `None` for messages answering unparseable input).
+pub type Inspector = Arc<dyn Fn(Option<&str>, &Value) + Send + Sync>;
+
+/// Everything the server sent for one request: notifications, then the response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The messages, in the order they were sent.
+    pub messages: Vec<Value>,
+    /// What the connection did with the request.
+    pub accepted: Accepted,
+}
+
+impl Response {
+    /// The final JSON-RPC response (a message with `result` or `error`).
+    pub fn response(&self) -> Option<&Value> {
+        self.messages
+            .last()
+            .filter(|m| m.get("result").is_some() || m.get("error").is_some())
+    }
+
+    /// The notifications sent before the response.
+    pub fn notifications(&self) -> impl Iterator<Item = &Value> {
+        self.messages.iter().filter(|m| m.get("method").is_some())
+    }
+
+    /// The `result`.
+    ///
+    /// # Panics
+    ///
+    /// When the response is an error or missing, with the messages received.
+    #[track_caller]
+    pub fn result(&self) -> &Value {
+        match self.response().and_then(|r| r.get("result")) {
+            Some(result) => result,
+            None => panic!("expected a result, got {:#?}", self.messages),
+        }
+    }
+
+    /// The `error` object, if the response is an error.
+    pub fn error(&self) -> Option<&Value> {
+        self.response().and_then(|r| r.get("error"))
+    }
+
+    /// The error code, if the response is an error.
+    pub fn error_code(&self) -> Option<i64> {
+        self.error().and_then(|e| e["code"].as_i64())
+    }
+
+    /// The HTTP status the answer would carry on Streamable HTTP, when the router
+    /// answered directly.
+    pub fn http_status(&self) -> Option<u16> {
+        match self.accepted {
+            Accepted::Answered { http_status } => Some(http_status),
+            _ => None,
+        }
+    }
+}
+
+/// Drives a [`Server`] in process.
+pub struct TestClient {
+    connection: Connection,
+    next_id: AtomicI64,
+    capabilities: Value,
+    inspector: Option<Inspector>,
+}
+
+impl std::fmt::Debug for TestClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestClient")
+            .field("capabilities", &self.capabilities)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TestClient {
+    /// A client for this server, declaring no client capabilities.
+    pub fn new(server: Server) -> Self {
+        TestClient {
+            connection: Connection::new(server),
+            next_id: AtomicI64::new(1),
+            capabilities: json!({}),
+            inspector: None,
+        }
+    }
+
+    /// Declares these client capabilities on every request it builds.
+    pub fn with_capabilities(mut self, capabilities: Value) -> Self {
+        self.capabilities = capabilities;
+        self
+    }
+
+    /// Calls `inspector` with every message the server sends (e.g. to check each
+    /// one against the official schema).
+    pub fn with_inspector(mut self, inspector: Inspector) -> Self {
+        self.inspector = Some(inspector);
+        self
+    }
+
+    /// The `_meta` envelope this client puts on requests.
+    pub fn envelope(&self) -> Map<String, Value> {
+        let mut meta = Map::new();
+        meta.insert(meta_keys::PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
+        meta.insert(
+            meta_keys::CLIENT_CAPABILITIES.into(),
+            self.capabilities.clone(),
+        );
+        meta.insert(
+            meta_keys::CLIENT_INFO.into(),
+            json!({"name": "typed-mcp-test-client", "version": env!("CARGO_PKG_VERSION")}),
+        );
+        meta
+    }
+
+    /// Sends raw bytes as one message and collects what the server sends back.
+    pub async fn send_raw(&self, message: &[u8]) -> Response {
+        self.send_raw_with(message, &Facts::NONE).await
+    }
+
+    /// Like [`send_raw`](Self::send_raw), with transport facts (e.g. HTTP headers).
+    pub async fn send_raw_with(&self, message: &[u8], facts: &Facts<'_>) -> Response {
+        let method = serde_json::from_slice::<Value>(message)
+            .ok()
+            .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned));
+        let (outbox, mut rx) = Outbox::channel();
+        let accepted = self.connection.accept(message, facts, &outbox);
+        drop(outbox);
+        let mut messages = Vec::new();
+        while let Some(bytes) = rx.recv().await {
+            assert!(
+                !bytes.contains(&b'\n'),
+                "a message must be a single line: {}",
+                String::from_utf8_lossy(&bytes)
+            );
+            let message: Value =
+                serde_json::from_slice(&bytes).expect("the server sends valid JSON");
+            if let Some(inspect) = &self.inspector {
+                inspect(method.as_deref(), &message);
+            }
+            let done = message.get("id").is_some()
+                && (message.get("result").is_some() || message.get("error").is_some());
+            messages.push(message);
+            if done {
+                break;
+            }
+        }
+        Response { messages, accepted }
+    }
+
+    /// Sends a JSON message as is.
+    pub async fn send(&self, message: &Value) -> Response {
+        self.send_raw(&serde_json::to_vec(message).expect("a Value serializes"))
+            .await
+    }
+
+    /// Sends a request with a fresh integer id. `_meta` is this client's
+    /// envelope unless `params` carries its own.
+    pub async fn request(&self, method: &str, params: Value) -> Response {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => panic!("params must be an object, got {other}"),
+        };
+        params
+            .entry("_meta")
+            .or_insert_with(|| Value::Object(self.envelope()));
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await
+    }
+
+    /// `server/discover`.
+    pub async fn discover(&self) -> Response {
+        self.request("server/discover", json!({})).await
+    }
+
+    /// One page of `tools/list`.
+    pub async fn list_tools(&self, cursor: Option<&str>) -> Response {
+        self.request("tools/list", cursor_params(cursor)).await
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources(&self, cursor: Option<&str>) -> Response {
+        self.request("resources/list", cursor_params(cursor)).await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates(&self, cursor: Option<&str>) -> Response {
+        self.request("resources/templates/list", cursor_params(cursor))
+            .await
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts(&self, cursor: Option<&str>) -> Response {
+        self.request("prompts/list", cursor_params(cursor)).await
+    }
+
+    /// `tools/call`.
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Response {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Response {
+        self.request("resources/read", json!({"uri": uri})).await
+    }
+
+    /// `prompts/get`.
+    pub async fn get_prompt(&self, name: &str, arguments: Value) -> Response {
+        self.request("prompts/get", json!({"name": name, "arguments": arguments}))
+            .await
+    }
+
+    /// `completion/complete` for an argument of a prompt.
+    pub async fn complete_prompt_argument(
+        &self,
+        prompt: &str,
+        argument: &str,
+        value: &str,
+    ) -> Response {
+        self.request(
+            "completion/complete",
+            json!({
+                "ref": {"type": "ref/prompt", "name": prompt},
+                "argument": {"name": argument, "value": value}
+            }),
+        )
+        .await
+    }
+}
+
+fn cursor_params(cursor: Option<&str>) -> Value {
+    match cursor {
+        Some(c) => json!({"cursor": c}),
+        None => json!({}),
+    }
+}
