@@ -85,6 +85,14 @@ pub trait Headers {
     fn get(&self, name: &str) -> Option<&str>;
 }
 
+impl Headers for Vec<(String, String)> {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// What the transport knows about a message besides its bytes.
 #[derive(Clone, Copy, Default)]
 pub struct Facts<'a> {
