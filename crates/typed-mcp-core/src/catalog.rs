@@ -228,7 +228,9 @@ pub enum CatalogError {
         parameter: String,
     },
     /// A prompt argument whose schema is not a string.
-    #[error("prompt {name:?}: argument {argument:?} must be a string (prompt arguments are strings on the wire), found {found}")]
+    #[error(
+        "prompt {name:?}: argument {argument:?} must be a string (prompt arguments are strings on the wire), found {found}"
+    )]
     PromptArgumentNotString {
         /// The prompt.
         name: String,
@@ -337,10 +339,16 @@ impl Catalog {
         );
         index(
             Kind::ResourceTemplate,
-            parsed_templates.iter().map(|(t, _)| &t.template.uri_template),
+            parsed_templates
+                .iter()
+                .map(|(t, _)| &t.template.uri_template),
             &mut errors,
         );
-        let prompt_index = index(Kind::Prompt, prompts.iter().map(|p| &p.prompt.name), &mut errors);
+        let prompt_index = index(
+            Kind::Prompt,
+            prompts.iter().map(|p| &p.prompt.name),
+            &mut errors,
+        );
         if !errors.is_empty() {
             return Err(CatalogErrors(errors));
         }
@@ -383,7 +391,11 @@ impl Catalog {
         );
         pages.insert(
             Kind::Resource,
-            page_ctx.paginate(Kind::Resource, "resources", resources.iter().map(|r| &r.resource)),
+            page_ctx.paginate(
+                Kind::Resource,
+                "resources",
+                resources.iter().map(|r| &r.resource),
+            ),
         );
         pages.insert(
             Kind::ResourceTemplate,
@@ -638,7 +650,13 @@ fn check_tool(entry: &mut ToolEntry, errors: &mut Vec<CatalogError>) {
         }
     }
     let mut header_params = Vec::new();
-    collect_header_params(&name, &tool.input_schema, &mut Vec::new(), &mut header_params, errors);
+    collect_header_params(
+        &name,
+        &tool.input_schema,
+        &mut Vec::new(),
+        &mut header_params,
+        errors,
+    );
     let mut seen = HashSet::new();
     for p in &header_params {
         if !seen.insert(p.name.to_ascii_lowercase()) {
@@ -806,7 +824,8 @@ fn is_string_schema(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(types)) => {
-            types.iter().any(|t| t == "string") && types.iter().all(|t| t == "string" || t == "null")
+            types.iter().any(|t| t == "string")
+                && types.iter().all(|t| t == "string" || t == "null")
         }
         _ => false,
     }

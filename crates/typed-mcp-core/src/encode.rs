@@ -71,13 +71,19 @@ mod tests {
         let bytes = result(&id, &json!({"text": "x\ny"}));
         assert!(!bytes.contains(&b'\n'));
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(v, json!({"jsonrpc":"2.0","id":"a\nb","result":{"text":"x\ny"}}));
+        assert_eq!(
+            v,
+            json!({"jsonrpc":"2.0","id":"a\nb","result":{"text":"x\ny"}})
+        );
     }
 
     #[test]
     fn errors_without_a_readable_id_omit_it() {
         let bytes = error(None, &RpcError::parse_error("bad"));
         let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-        assert_eq!(v, json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}}));
+        assert_eq!(
+            v,
+            json!({"jsonrpc":"2.0","error":{"code":-32700,"message":"bad"}})
+        );
     }
 }

@@ -381,7 +381,10 @@ impl Router {
         if m.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
             return shape("jsonrpc must be \"2.0\"");
         }
-        let method: String = match m.method.map(|raw| serde_json::from_str::<String>(raw.get())) {
+        let method: String = match m
+            .method
+            .map(|raw| serde_json::from_str::<String>(raw.get()))
+        {
             Some(Ok(method)) => method,
             Some(Err(_)) => return shape("method must be a string"),
             None if m.result.is_some() || m.error.is_some() => {
@@ -513,27 +516,44 @@ impl Router {
 
         // Rung 13: method known and offered.
         let caps = &self.catalog.capabilities;
-        let list_kind = match method {
-            methods::DISCOVER => {
-                return Ok(answer_raw(id, &self.catalog.discover_result));
+        let offered = |announced: bool, capability: &str| -> Result<(), Refusal> {
+            if announced {
+                Ok(())
+            } else {
+                Err((
+                    RpcError::method_not_found(format!(
+                        "{method} is not offered: this server announces no {capability} capability"
+                    )),
+                    404,
+                ))
             }
-            methods::TOOLS_LIST => Some((Kind::Tool, caps.tools.is_some(), "tools")),
-            methods::PROMPTS_LIST => Some((Kind::Prompt, caps.prompts.is_some(), "prompts")),
+        };
+        let list = |kind: Kind| self.list_page(id, kind, params).map(Some);
+        let listed = match method {
+            methods::DISCOVER => Some(answer_raw(id, &self.catalog.discover_result)),
+            methods::TOOLS_LIST => {
+                offered(caps.tools.is_some(), "tools")?;
+                list(Kind::Tool)?
+            }
+            methods::PROMPTS_LIST => {
+                offered(caps.prompts.is_some(), "prompts")?;
+                list(Kind::Prompt)?
+            }
             methods::RESOURCES_LIST => {
-                Some((Kind::Resource, caps.resources.is_some(), "resources"))
+                offered(caps.resources.is_some(), "resources")?;
+                list(Kind::Resource)?
             }
-            methods::RESOURCE_TEMPLATES_LIST => Some((
-                Kind::ResourceTemplate,
-                caps.resources.is_some(),
-                "resources",
-            )),
-            methods::TOOLS_CALL => self.offered(caps.tools.is_some(), method, "tools")?,
-            methods::PROMPTS_GET => self.offered(caps.prompts.is_some(), method, "prompts")?,
+            methods::RESOURCE_TEMPLATES_LIST => {
+                offered(caps.resources.is_some(), "resources")?;
+                list(Kind::ResourceTemplate)?
+            }
+            methods::TOOLS_CALL => offered(caps.tools.is_some(), "tools").map(|()| None)?,
+            methods::PROMPTS_GET => offered(caps.prompts.is_some(), "prompts").map(|()| None)?,
             methods::RESOURCES_READ => {
-                self.offered(caps.resources.is_some(), method, "resources")?
+                offered(caps.resources.is_some(), "resources").map(|()| None)?
             }
             methods::COMPLETE => {
-                self.offered(caps.completions.is_some(), method, "completions")?
+                offered(caps.completions.is_some(), "completions").map(|()| None)?
             }
             methods::SUBSCRIPTIONS_LISTEN => {
                 return Err((
@@ -558,14 +578,17 @@ impl Router {
                 ));
             }
         };
-        if let Some((kind, offered, capability)) = list_kind {
-            self.offered(offered, method, capability)?;
-            return self.list_page(id, kind, params);
+        if let Some(answer) = listed {
+            return Ok(answer);
         }
 
         // Rung 14: Mcp-Name agrees with the body.
         if let Some(h) = headers {
-            let key = if method == methods::RESOURCES_READ { "uri" } else { "name" };
+            let key = if method == methods::RESOURCES_READ {
+                "uri"
+            } else {
+                "name"
+            };
             check_name_header(h, params.get(key))?;
         }
 
@@ -587,19 +610,6 @@ impl Router {
             input_responses,
             request_state,
         })))
-    }
-
-    fn offered(&self, offered: bool, method: &str, capability: &str) -> Result<Option<(Kind, bool, &'static str)>, Refusal> {
-        if offered {
-            Ok(None)
-        } else {
-            Err((
-                RpcError::method_not_found(format!(
-                    "{method} is not offered: this server announces no {capability} capability"
-                )),
-                404,
-            ))
-        }
     }
 
     fn list_page(
@@ -689,9 +699,7 @@ impl Router {
         let argument: CompletionArgument = params
             .remove("argument")
             .and_then(|a| serde_json::from_value(a).ok())
-            .ok_or_else(|| {
-                params_error("argument must be an object with string name and value")
-            })?;
+            .ok_or_else(|| params_error("argument must be an object with string name and value"))?;
         let context = match params.remove("context") {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(Value::Object(mut c)) => string_map(c.remove("arguments"), "context.arguments")?,
@@ -699,9 +707,10 @@ impl Router {
         };
         let target = match reference.get("type").and_then(Value::as_str) {
             Some("ref/prompt") => {
-                let name = reference.get("name").and_then(Value::as_str).ok_or_else(|| {
-                    params_error("ref.name must be a string")
-                })?;
+                let name = reference
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| params_error("ref.name must be a string"))?;
                 let index = self
                     .catalog
                     .prompt_index(name)
@@ -721,9 +730,10 @@ impl Router {
                 CompletionTarget::Prompt(index)
             }
             Some("ref/resource") => {
-                let uri = reference.get("uri").and_then(Value::as_str).ok_or_else(|| {
-                    params_error("ref.uri must be a string")
-                })?;
+                let uri = reference
+                    .get("uri")
+                    .and_then(Value::as_str)
+                    .ok_or_else(|| params_error("ref.uri must be a string"))?;
                 let index = self
                     .catalog
                     .templates
@@ -762,10 +772,8 @@ impl Router {
         if missing.is_empty() {
             return Ok(());
         }
-        let required: Map<String, Value> = missing
-            .iter()
-            .map(|c| ((*c).clone(), json!({})))
-            .collect();
+        let required: Map<String, Value> =
+            missing.iter().map(|c| ((*c).clone(), json!({}))).collect();
         let names: Vec<&str> = missing.iter().map(|s| s.as_str()).collect();
         Err((
             RpcError::missing_client_capability(
@@ -832,7 +840,10 @@ fn finish_meta(
     let client_info = match other.remove(meta_keys::CLIENT_INFO) {
         None => None,
         Some(v) => Some(serde_json::from_value::<Implementation>(v).map_err(|e| {
-            envelope_error(format!("_meta[{:?}] is malformed: {e}", meta_keys::CLIENT_INFO))
+            envelope_error(format!(
+                "_meta[{:?}] is malformed: {e}",
+                meta_keys::CLIENT_INFO
+            ))
         })?),
     };
     let log_level = match other.remove(meta_keys::LOG_LEVEL) {
@@ -850,12 +861,13 @@ fn finish_meta(
             )));
         }
     };
-    let progress_token = match other.remove(meta_keys::PROGRESS_TOKEN) {
-        None => None,
-        Some(v) => Some(RequestId::from_value(&v).ok_or_else(|| {
-            envelope_error("_meta.progressToken must be a string or an integer")
-        })?),
-    };
+    let progress_token =
+        match other.remove(meta_keys::PROGRESS_TOKEN) {
+            None => None,
+            Some(v) => Some(RequestId::from_value(&v).ok_or_else(|| {
+                envelope_error("_meta.progressToken must be a string or an integer")
+            })?),
+        };
     let mut trace = |key: &str| -> Result<Option<String>, Refusal> {
         match other.remove(key) {
             None => Ok(None),
@@ -903,9 +915,10 @@ fn string_map(value: Option<Value>, what: &str) -> Result<BTreeMap<String, Strin
     }
 }
 
-fn mrtr_fields(
-    params: &mut Map<String, Value>,
-) -> Result<(Option<Map<String, Value>>, Option<String>), Refusal> {
+/// `inputResponses` and `requestState` of a multi round-trip retry.
+type RetryFields = (Option<Map<String, Value>>, Option<String>);
+
+fn mrtr_fields(params: &mut Map<String, Value>) -> Result<RetryFields, Refusal> {
     let input_responses = match params.remove("inputResponses") {
         None => None,
         Some(Value::Object(responses)) => {

@@ -230,17 +230,35 @@ mod tests {
         let t = UriTemplate::parse("db://{table}/{row}").unwrap();
         assert_eq!(
             t.matches("db://users/42"),
-            Some(vec![("table".into(), "users".into()), ("row".into(), "42".into())])
+            Some(vec![
+                ("table".into(), "users".into()),
+                ("row".into(), "42".into())
+            ])
         );
         assert_eq!(t.variables().collect::<Vec<_>>(), ["table", "row"]);
     }
 
     #[test]
     fn rejects_what_it_cannot_match_reliably() {
-        assert!(matches!(UriTemplate::parse("x://{a"), Err(UriTemplateError::Unclosed(_))));
-        assert!(matches!(UriTemplate::parse("x://{a}{b}"), Err(UriTemplateError::Adjacent(..))));
-        assert!(matches!(UriTemplate::parse("x://{?q}"), Err(UriTemplateError::Unsupported(_))));
-        assert!(matches!(UriTemplate::parse("x://{}"), Err(UriTemplateError::BadName(_))));
-        assert!(matches!(UriTemplate::parse("x://{a}/{a}"), Err(UriTemplateError::Duplicate(_))));
+        assert!(matches!(
+            UriTemplate::parse("x://{a"),
+            Err(UriTemplateError::Unclosed(_))
+        ));
+        assert!(matches!(
+            UriTemplate::parse("x://{a}{b}"),
+            Err(UriTemplateError::Adjacent(..))
+        ));
+        assert!(matches!(
+            UriTemplate::parse("x://{?q}"),
+            Err(UriTemplateError::Unsupported(_))
+        ));
+        assert!(matches!(
+            UriTemplate::parse("x://{}"),
+            Err(UriTemplateError::BadName(_))
+        ));
+        assert!(matches!(
+            UriTemplate::parse("x://{a}/{a}"),
+            Err(UriTemplateError::Duplicate(_))
+        ));
     }
 }

@@ -12,7 +12,9 @@
 //! ```
 
 use serde_json::{Value, json};
-use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents, ToolAnnotations};
+use typed_mcp::wire::{
+    CallToolResult, GetPromptResult, PromptMessage, ResourceContents, ToolAnnotations,
+};
 use typed_mcp::{
     PromptDecl, ResourceDecl, ResourceTemplateDecl, RpcError, Server, ToolDecl, ToolError,
 };
@@ -112,9 +114,9 @@ fn review() -> PromptDecl {
                 .get("focus")
                 .map(|f| format!(" Focus on {f}."))
                 .unwrap_or_default();
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(format!(
-                "Please review this code.{focus}\n\n{code}"
-            ))]))
+            Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                format!("Please review this code.{focus}\n\n{code}"),
+            )]))
         })
 }
 

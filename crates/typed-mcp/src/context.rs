@@ -78,8 +78,7 @@ impl ToolContext {
     ///
     /// Outside a handler. Use [`ToolContext::try_current`] where that can happen.
     pub fn current() -> ToolContext {
-        Self::try_current()
-            .expect("ToolContext::current() called outside a typed-mcp handler")
+        Self::try_current().expect("ToolContext::current() called outside a typed-mcp handler")
     }
 
     /// The context of the running call, or `None` outside a handler.

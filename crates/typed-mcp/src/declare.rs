@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
+use typed_mcp_core::RpcError;
 use typed_mcp_core::catalog::{ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use typed_mcp_core::wire::{
-    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, Prompt, PromptArgument,
-    Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
+    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, Prompt, PromptArgument, Resource,
+    ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
-use typed_mcp_core::RpcError;
 
 use crate::context::ToolContext;
 

@@ -122,7 +122,8 @@ impl Connection {
                 let handle = self.tasks.spawn(async move {
                     let _permit = server.acquire_slot().await;
                     let id = call.id.clone();
-                    let ctx = ToolContext::new(id.clone(), call.meta.clone(), token, outbox.clone());
+                    let ctx =
+                        ToolContext::new(id.clone(), call.meta.clone(), token, outbox.clone());
                     let response = server.invoke(*call, ctx.clone()).await;
                     ctx.finish();
                     let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());

@@ -155,7 +155,9 @@ impl ServerBuilder {
     /// is read from any transport before this succeeds.
     pub fn build(self) -> Result<Server, BuildError> {
         if self.limits.max_message_bytes == 0 {
-            return Err(BuildError::Config("max_message_bytes must be at least 1".into()));
+            return Err(BuildError::Config(
+                "max_message_bytes must be at least 1".into(),
+            ));
         }
         if !(1..=MAX_DEPTH_CEILING).contains(&self.limits.max_depth) {
             return Err(BuildError::Config(format!(
@@ -174,8 +176,11 @@ impl ServerBuilder {
         }
         let (tool_entries, tool_handlers): (Vec<_>, Vec<_>) =
             self.tools.into_iter().map(|t| (t.entry, t.handler)).unzip();
-        let (resource_entries, resource_handlers): (Vec<_>, Vec<_>) =
-            self.resources.into_iter().map(|r| (r.entry, r.handler)).unzip();
+        let (resource_entries, resource_handlers): (Vec<_>, Vec<_>) = self
+            .resources
+            .into_iter()
+            .map(|r| (r.entry, r.handler))
+            .unzip();
         let mut template_entries = Vec::new();
         let mut templates = Vec::new();
         for t in self.templates {
@@ -348,9 +353,11 @@ impl Server {
             }
             Target::Resource { uri, matched } => {
                 let (handler, cache, variables) = match matched {
-                    ResourceMatch::Static(i) => {
-                        (&self.inner.resources[i], catalog.resources()[i].cache, Vec::new())
-                    }
+                    ResourceMatch::Static(i) => (
+                        &self.inner.resources[i],
+                        catalog.resources()[i].cache,
+                        Vec::new(),
+                    ),
                     ResourceMatch::Template { index, variables } => {
                         let entry = catalog.templates().nth(index).expect("router index");
                         (&self.inner.templates[index].0, entry.cache, variables)
@@ -366,13 +373,16 @@ impl Server {
                 if contents.is_empty() {
                     return Err(RpcError::resource_not_found(&uri));
                 }
-                Ok(encode::result(id, &ReadResourceResult {
-                    result_type: ResultType::Complete,
-                    contents,
-                    ttl_ms: cache.ttl_ms,
-                    cache_scope: cache.scope,
-                    meta: self.meta(),
-                }))
+                Ok(encode::result(
+                    id,
+                    &ReadResourceResult {
+                        result_type: ResultType::Complete,
+                        contents,
+                        ttl_ms: cache.ttl_ms,
+                        cache_scope: cache.scope,
+                        meta: self.meta(),
+                    },
+                ))
             }
             Target::Prompt { index, arguments } => {
                 let name = &catalog.prompts()[index].prompt.name;
@@ -401,22 +411,27 @@ impl Server {
                         };
                         run_handler(completer, request, ctx)
                             .await
-                            .map_err(|panic| handler_panicked("completer", &argument.name, &panic))??
+                            .map_err(|panic| {
+                                handler_panicked("completer", &argument.name, &panic)
+                            })??
                     }
                     None => Vec::new(),
                 };
                 let total = values.len() as u64;
                 let has_more = values.len() > 100;
                 values.truncate(100);
-                Ok(encode::result(id, &CompleteResult {
-                    result_type: ResultType::Complete,
-                    completion: Completion {
-                        values,
-                        total: Some(total),
-                        has_more: Some(has_more),
+                Ok(encode::result(
+                    id,
+                    &CompleteResult {
+                        result_type: ResultType::Complete,
+                        completion: Completion {
+                            values,
+                            total: Some(total),
+                            has_more: Some(has_more),
+                        },
+                        meta: self.meta(),
                     },
-                    meta: self.meta(),
-                }))
+                ))
             }
         }
     }
@@ -425,5 +440,7 @@ impl Server {
 fn handler_panicked(kind: &str, name: &str, panic: &str) -> RpcError {
     // The panic message stays in the server's log: it may hold internal detail.
     tracing::error!(%kind, %name, %panic, "handler panicked");
-    RpcError::internal(format!("the {kind} {name:?} failed unexpectedly (handler panicked)"))
+    RpcError::internal(format!(
+        "the {kind} {name:?} failed unexpectedly (handler panicked)"
+    ))
 }

@@ -21,7 +21,11 @@ pub struct InputRequiredResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_state: Option<String>,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 

@@ -363,7 +363,11 @@ pub struct DiscoverResult {
     /// Who may reuse the result.
     pub cache_scope: CacheScope,
     /// Result metadata (the server's identity).
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -383,7 +387,11 @@ pub struct ListToolsResult {
     /// Who may reuse the result.
     pub cache_scope: CacheScope,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -403,7 +411,11 @@ pub struct ListResourcesResult {
     /// Who may reuse the result.
     pub cache_scope: CacheScope,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -423,7 +435,11 @@ pub struct ListResourceTemplatesResult {
     /// Who may reuse the result.
     pub cache_scope: CacheScope,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -443,7 +459,11 @@ pub struct ListPromptsResult {
     /// Who may reuse the result.
     pub cache_scope: CacheScope,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -462,7 +482,11 @@ pub struct CallToolResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -519,7 +543,11 @@ pub struct ReadResourceResult {
     /// Who may reuse the result.
     pub cache_scope: CacheScope,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -535,7 +563,11 @@ pub struct GetPromptResult {
     /// The messages.
     pub messages: Vec<PromptMessage>,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -558,7 +590,11 @@ pub struct CompleteResult {
     /// The suggestions.
     pub completion: Completion,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
 
@@ -583,6 +619,10 @@ pub struct EmptyResult {
     /// Always `complete`.
     pub result_type: ResultType,
     /// Result metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "ResultMeta::is_empty")]
+    #[serde(
+        rename = "_meta",
+        default,
+        skip_serializing_if = "ResultMeta::is_empty"
+    )]
     pub meta: ResultMeta,
 }
