@@ -63,3 +63,8 @@ pub use declare::{
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
 pub use typed_mcp_core as core;
 pub use typed_mcp_core::{RequestId, RpcError, wire};
+
+/// The README's examples, compiled as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
