@@ -1,0 +1,206 @@
+//! `stdio-fixture`: an MCP server over stdio, for typed-mcp's transport tests
+//! only (see the crate documentation). Its tools are built to probe the
+//! transport, not to be useful:
+//!
+//! - `echo {text}` returns the text;
+//! - `slow {ms}` sleeps asynchronously and records how many `slow` handlers
+//!   run at once; `max_seen` returns the largest such number observed;
+//! - `panic_now` panics;
+//! - `print_stdout` writes to fd 1 with `println!`, with `libc::write` and from
+//!   a child process, then returns `"printed"`;
+//! - `sleep_forever` sleeps for an hour holding a guard that writes
+//!   `DROP-GUARD slow call dropped id=<id>` to stderr when the call is dropped.
+//!
+//! Flags: `--max-concurrent N`, `--max-message-bytes N`, `--max-depth N`.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use typed_mcp::wire::CallToolResult;
+use typed_mcp::{RequestId, Server, ServerBuilder, ToolDecl, ToolError};
+
+/// `slow` handlers running right now.
+static SLOW_RUNNING: AtomicUsize = AtomicUsize::new(0);
+/// The most `slow` handlers seen running at once.
+static SLOW_MAX_SEEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The text `print_stdout` writes with `libc::write(1, ..)`.
+const LIBC_TEXT: &[u8] = b"hi from libc write\n";
+
+fn echo() -> ToolDecl {
+    ToolDecl::builder("echo")
+        .description("Return the given text unchanged.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {"text": {"type": "string", "description": "The text to return."}},
+            "required": ["text"],
+            "additionalProperties": false
+        }))
+        .handler(|mut args, _ctx| async move {
+            match args.remove("text") {
+                Some(Value::String(text)) => Ok(CallToolResult::text(text)),
+                _ => Err(ToolError::execution("- text: expected a string")),
+            }
+        })
+}
+
+/// Counts a running `slow` handler; un-counts it when dropped, so a cancelled
+/// call is un-counted too.
+struct SlowGauge;
+
+impl SlowGauge {
+    fn enter() -> SlowGauge {
+        let now = SLOW_RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+        SLOW_MAX_SEEN.fetch_max(now, Ordering::SeqCst);
+        SlowGauge
+    }
+}
+
+impl Drop for SlowGauge {
+    fn drop(&mut self) {
+        SLOW_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn slow() -> ToolDecl {
+    ToolDecl::builder("slow")
+        .description("Sleep for `ms` milliseconds (asynchronously), then answer \"slept\".")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "ms": {"type": "integer", "minimum": 0, "description": "How long to sleep, in milliseconds."}
+            },
+            "required": ["ms"],
+            "additionalProperties": false
+        }))
+        .handler(|args, _ctx| async move {
+            let ms = args
+                .get("ms")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| ToolError::execution("- ms: expected a non-negative integer"))?;
+            let _gauge = SlowGauge::enter();
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok(CallToolResult::text("slept"))
+        })
+}
+
+fn max_seen() -> ToolDecl {
+    ToolDecl::builder("max_seen")
+        .description("The most `slow` handlers observed running at once, as decimal text.")
+        .handler(|_args, _ctx| async move {
+            Ok(CallToolResult::text(
+                SLOW_MAX_SEEN.load(Ordering::SeqCst).to_string(),
+            ))
+        })
+}
+
+fn panic_now() -> ToolDecl {
+    ToolDecl::builder("panic_now")
+        .description("Panic inside the handler.")
+        .handler(|_args, _ctx| async move { boom() })
+}
+
+fn boom() -> typed_mcp::ToolOutcome {
+    panic!("fixture panic: panic_now was called")
+}
+
+fn print_stdout() -> ToolDecl {
+    ToolDecl::builder("print_stdout")
+        .description("Write to file descriptor 1 three ways, then answer \"printed\".")
+        .blocking_handler(|_args, _ctx| {
+            println!("hi from println");
+            // SAFETY: `LIBC_TEXT` is a valid, initialised buffer of exactly the
+            // length passed, alive for the whole call; writing to fd 1 touches no
+            // Rust-owned memory, and a failed write just returns -1.
+            let written = unsafe { libc::write(1, LIBC_TEXT.as_ptr().cast(), LIBC_TEXT.len()) };
+            if written != LIBC_TEXT.len() as isize {
+                return Err(ToolError::execution(format!(
+                    "libc::write(1) wrote {written} bytes"
+                )));
+            }
+            let status = std::process::Command::new("sh")
+                .args(["-c", "echo hi from child"])
+                .status()
+                .map_err(|e| ToolError::execution(format!("could not run sh: {e}")))?;
+            if !status.success() {
+                return Err(ToolError::execution(format!("sh failed: {status}")));
+            }
+            Ok(CallToolResult::text("printed"))
+        })
+}
+
+/// Writes the drop marker to stderr when the `sleep_forever` call is dropped.
+struct DropGuard(RequestId);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        eprintln!("DROP-GUARD slow call dropped id={}", self.0);
+    }
+}
+
+fn sleep_forever() -> ToolDecl {
+    ToolDecl::builder("sleep_forever")
+        .description("Sleep for an hour; cancel it.")
+        .handler(|_args, ctx| async move {
+            let _guard = DropGuard(ctx.request_id().clone());
+            eprintln!("SLEEP-FOREVER started id={}", ctx.request_id());
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            Ok(CallToolResult::text("woke up after an hour"))
+        })
+}
+
+const USAGE: &str =
+    "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N]";
+
+fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut number = || -> Result<usize, String> {
+            let value = args
+                .next()
+                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+            value
+                .parse()
+                .map_err(|e| format!("{flag} {value}: {e}\n{USAGE}"))
+        };
+        builder = match flag.as_str() {
+            "--max-concurrent" => builder.max_concurrent(number()?),
+            "--max-message-bytes" => builder.max_message_bytes(number()?),
+            "--max-depth" => builder.max_depth(number()?),
+            _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
+        };
+    }
+    Ok(builder)
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let builder = Server::new("typed-mcp-stdio-fixture", env!("CARGO_PKG_VERSION")).tools([
+        echo(),
+        slow(),
+        max_seen(),
+        panic_now(),
+        print_stdout(),
+        sleep_forever(),
+    ]);
+    let server = match configure(builder).map(|b| b.build().map_err(|e| e.to_string())) {
+        Ok(Ok(server)) => server,
+        Ok(Err(e)) | Err(e) => {
+            eprintln!("stdio-fixture: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    eprintln!("stdio-fixture: serving on stdin/stdout");
+    match server.serve_stdio().await {
+        Ok(()) => {
+            eprintln!("stdio-fixture: end of input, exiting");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("stdio-fixture: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
