@@ -451,6 +451,15 @@ impl Catalog {
         self.templates.iter().map(|(t, _)| t)
     }
 
+    /// The resource template at `index` (as in [`Catalog::templates`]).
+    ///
+    /// # Panics
+    ///
+    /// When `index` is out of range.
+    pub fn template(&self, index: usize) -> &TemplateEntry {
+        &self.templates[index].0
+    }
+
     /// The prompts, in declaration order.
     pub fn prompts(&self) -> &[PromptEntry] {
         &self.prompts

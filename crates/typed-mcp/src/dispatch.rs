@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use typed_mcp_core::{Decision, Dropped, Facts, RequestId};
+use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId};
 
 use crate::context::ToolContext;
 use crate::declare::Handler;
@@ -121,10 +121,11 @@ impl Connection {
                 let token = cancel.clone();
                 let handle = self.tasks.spawn(async move {
                     let _permit = server.acquire_slot().await;
-                    let id = call.id.clone();
-                    let ctx =
-                        ToolContext::new(id.clone(), call.meta.clone(), token, outbox.clone());
-                    let response = server.invoke(*call, ctx.clone()).await;
+                    let Call {
+                        id, meta, target, ..
+                    } = *call;
+                    let ctx = ToolContext::new(id.clone(), meta, token, outbox.clone());
+                    let response = server.invoke(&id, target, ctx.clone()).await;
                     ctx.finish();
                     let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
                     let ours = in_flight

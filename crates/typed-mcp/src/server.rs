@@ -10,7 +10,7 @@ use typed_mcp_core::wire::{
     CacheHint, CallToolResult, CompleteResult, Completion, Implementation, ReadResourceResult,
     ResultMeta, ResultType,
 };
-use typed_mcp_core::{Call, Limits, RequestId, Router, RpcError, Target, encode};
+use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 
 use crate::context::ToolContext;
 use crate::declare::{
@@ -311,11 +311,10 @@ impl Server {
 
     /// Runs the handler a call is for and encodes its response (a result or a
     /// JSON-RPC error). A panicking handler becomes `-32603`.
-    pub(crate) async fn invoke(&self, call: Call, ctx: ToolContext) -> Vec<u8> {
-        let id = call.id;
-        match self.invoke_target(&id, call.target, ctx).await {
+    pub(crate) async fn invoke(&self, id: &RequestId, target: Target, ctx: ToolContext) -> Vec<u8> {
+        match self.invoke_target(id, target, ctx).await {
             Ok(body) => body,
-            Err(e) => encode::error(Some(&id), &e),
+            Err(e) => encode::error(Some(id), &e),
         }
     }
 
@@ -359,7 +358,7 @@ impl Server {
                         Vec::new(),
                     ),
                     ResourceMatch::Template { index, variables } => {
-                        let entry = catalog.templates().nth(index).expect("router index");
+                        let entry = catalog.template(index);
                         (&self.inner.templates[index].0, entry.cache, variables)
                     }
                 };
