@@ -1,0 +1,671 @@
+//! The stdio transport, tested on the wire: each test runs the `stdio-fixture`
+//! binary as a real subprocess with piped stdin, stdout and stderr, writes raw
+//! bytes to its stdin and checks every line it writes to stdout.
+//!
+//! Nothing here blocks without a deadline: writes go through a writer thread,
+//! reads wait at most [`TIMEOUT`], and a fixture still running when its test
+//! ends is killed, so a broken server fails a test instead of hanging it.
+
+use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use typed_mcp_fixtures::{cancel_line, tool_call, tool_call_line};
+
+/// How long any one wait may take before the test fails.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default `max_message_bytes` (4 MiB).
+const DEFAULT_MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// A running `stdio-fixture` process.
+struct Fixture {
+    child: Child,
+    /// Bytes for the writer thread; dropping it closes the child's stdin.
+    stdin: Option<Sender<Vec<u8>>>,
+    /// Every stdout line, without its `\n`; disconnected at end of stdout.
+    stdout: Receiver<String>,
+    /// Everything written to stderr so far.
+    stderr: Arc<Mutex<String>>,
+    /// Disconnected once stderr reached end of file.
+    stderr_done: Receiver<()>,
+}
+
+/// What a fixture left behind once its stdin was closed and it exited.
+struct Finished {
+    /// The stdout lines read by `finish` (not those read before it).
+    lines: Vec<String>,
+    /// Those lines, each checked to be a JSON-RPC 2.0 object.
+    messages: Vec<Value>,
+    status: ExitStatus,
+    stderr: String,
+}
+
+impl Fixture {
+    fn spawn(args: &[&str]) -> Fixture {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_stdio-fixture"))
+            .args(args)
+            .env("RUST_BACKTRACE", "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn stdio-fixture");
+
+        let stdin = child.stdin.take().expect("piped stdin");
+        let (stdin_tx, stdin_rx) = mpsc::channel::<Vec<u8>>();
+        thread::spawn(move || write_loop(stdin, stdin_rx));
+
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (stdout_tx, stdout_rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if line.last() == Some(&b'\n') {
+                            line.pop();
+                        }
+                        let line = String::from_utf8(line).unwrap_or_else(|e| {
+                            format!("<not UTF-8: {:?}>", String::from_utf8_lossy(e.as_bytes()))
+                        });
+                        if stdout_tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+
+        let mut stderr_pipe = child.stderr.take().expect("piped stderr");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (stderr_done_tx, stderr_done) = mpsc::channel::<()>();
+        let sink = stderr.clone();
+        thread::spawn(move || {
+            let _done = stderr_done_tx;
+            let mut buf = [0u8; 8192];
+            loop {
+                match stderr_pipe.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => sink
+                        .lock()
+                        .unwrap()
+                        .push_str(&String::from_utf8_lossy(&buf[..n])),
+                }
+            }
+        });
+
+        Fixture {
+            child,
+            stdin: Some(stdin_tx),
+            stdout: stdout_rx,
+            stderr,
+            stderr_done,
+        }
+    }
+
+    /// Queues bytes for the child's stdin, exactly as given.
+    fn send(&self, bytes: impl Into<Vec<u8>>) {
+        self.stdin
+            .as_ref()
+            .expect("stdin is still open")
+            .send(bytes.into())
+            .expect("the stdin writer thread is alive");
+    }
+
+    /// Closes the child's stdin once everything queued has been written.
+    fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// The last part of stderr, for failure messages.
+    fn stderr_tail(&self) -> String {
+        let all = self.stderr();
+        let start = all.char_indices().rev().nth(3000).map_or(0, |(i, _)| i);
+        all[start..].to_owned()
+    }
+
+    /// The next stdout line; fails the test after [`TIMEOUT`] or at end of stdout.
+    #[track_caller]
+    fn next_line(&self) -> String {
+        match self.stdout.recv_timeout(TIMEOUT) {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => panic!(
+                "no line on stdout within {TIMEOUT:?}; stderr:\n{}",
+                self.stderr_tail()
+            ),
+            Err(RecvTimeoutError::Disconnected) => panic!(
+                "stdout ended while a message was expected; stderr:\n{}",
+                self.stderr_tail()
+            ),
+        }
+    }
+
+    /// The next stdout line, checked to be a JSON-RPC 2.0 object.
+    #[track_caller]
+    fn next_message(&self) -> Value {
+        let line = self.next_line();
+        protocol_message(&line)
+    }
+
+    /// Waits until stderr contains `needle`; false after [`TIMEOUT`].
+    fn wait_stderr(&self, needle: &str) -> bool {
+        let deadline = Instant::now() + TIMEOUT;
+        while Instant::now() < deadline {
+            if self.stderr().contains(needle) {
+                return true;
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        self.stderr().contains(needle)
+    }
+
+    /// Closes stdin, reads stdout to its end, waits for the process to exit
+    /// and for stderr to end; each step within [`TIMEOUT`].
+    #[track_caller]
+    fn finish(&mut self) -> Finished {
+        self.close_stdin();
+        let deadline = Instant::now() + TIMEOUT;
+        let mut lines = Vec::new();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.stdout.recv_timeout(left) {
+                Ok(line) => lines.push(line),
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => panic!(
+                    "stdout did not end within {TIMEOUT:?} of closing stdin (read {lines:?}); stderr:\n{}",
+                    self.stderr_tail()
+                ),
+            }
+        }
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the process did not exit within {TIMEOUT:?} of closing stdin; stderr:\n{}",
+                self.stderr_tail()
+            );
+            thread::sleep(Duration::from_millis(10));
+        };
+        let left = deadline.saturating_duration_since(Instant::now());
+        assert_ne!(
+            self.stderr_done.recv_timeout(left),
+            Err(RecvTimeoutError::Timeout),
+            "stderr did not end after the process exited"
+        );
+        let messages = lines.iter().map(|l| protocol_message(l)).collect();
+        Finished {
+            lines,
+            messages,
+            status,
+            stderr: self.stderr(),
+        }
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        self.stdin = None;
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn write_loop(mut stdin: ChildStdin, rx: Receiver<Vec<u8>>) {
+    for bytes in rx {
+        if stdin
+            .write_all(&bytes)
+            .and_then(|()| stdin.flush())
+            .is_err()
+        {
+            return;
+        }
+    }
+    // Dropping `stdin` here closes the pipe: the child reads end of file.
+}
+
+/// Parses one stdout line and checks it is a JSON-RPC 2.0 message object.
+#[track_caller]
+fn protocol_message(line: &str) -> Value {
+    let value: Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("stdout line is not JSON ({e}): {line:?}"));
+    assert!(
+        value.is_object(),
+        "stdout line is not a JSON object: {line:?}"
+    );
+    assert_eq!(
+        value["jsonrpc"], "2.0",
+        "stdout line is not JSON-RPC 2.0: {line:?}"
+    );
+    value
+}
+
+/// Checks a successful `tools/call` response to `id` and returns its first
+/// text content.
+#[track_caller]
+fn tool_text(message: &Value, id: impl Into<Value>) -> String {
+    let id = id.into();
+    assert_eq!(
+        message["id"], id,
+        "response to the wrong request: {message}"
+    );
+    assert!(
+        message.get("error").is_none(),
+        "expected a result: {message}"
+    );
+    let result = &message["result"];
+    assert_ne!(result["isError"], true, "the tool failed: {message}");
+    assert_eq!(result["content"][0]["type"], "text", "{message}");
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text content: {message}"))
+        .to_owned()
+}
+
+/// Checks a JSON-RPC error response and returns its error object.
+#[track_caller]
+fn rpc_error(message: &Value, code: i64, id: Option<Value>) -> Value {
+    assert!(
+        message.get("result").is_none(),
+        "expected an error: {message}"
+    );
+    assert_eq!(
+        message["error"]["code"], code,
+        "wrong error code: {message}"
+    );
+    match id {
+        Some(id) => assert_eq!(message["id"], id, "wrong id: {message}"),
+        None => assert!(
+            message.get("id").is_none_or(Value::is_null),
+            "an error for an unreadable request must carry no id: {message}"
+        ),
+    }
+    assert!(message["error"]["message"].is_string(), "{message}");
+    message["error"].clone()
+}
+
+/// A `tools/call` line for `echo` padded so that, without its `\n`, it is
+/// exactly `len` bytes long.
+fn echo_line_of_len(id: i64, len: usize) -> String {
+    let base = tool_call(id, "echo", json!({"text": ""})).to_string();
+    assert!(
+        len >= base.len(),
+        "{len} is shorter than an empty echo request"
+    );
+    let line = tool_call(id, "echo", json!({"text": "x".repeat(len - base.len())})).to_string();
+    assert_eq!(line.len(), len);
+    line + "\n"
+}
+
+// ---------------------------------------------------------------------------
+// 1. Oversized lines
+// ---------------------------------------------------------------------------
+
+#[test]
+fn oversized_line_is_answered_in_order_and_the_server_keeps_serving() {
+    let mut fx = Fixture::spawn(&[]);
+    // A valid-looking request, 5 MiB long: over the 4 MiB default.
+    let big = echo_line_of_len(1, 5 * 1024 * 1024);
+    let big_len = big.len() - 1;
+    fx.send(big);
+    fx.send(tool_call_line(
+        2,
+        "echo",
+        json!({"text": "after the big one"}),
+    ));
+
+    // Arrival order: the oversized line's answer first, then the next call's.
+    let first = fx.next_message();
+    let error = rpc_error(&first, -32600, None);
+    let text = error["message"].as_str().unwrap();
+    assert!(
+        text.contains(&DEFAULT_MAX_MESSAGE_BYTES.to_string()),
+        "the error names the limit: {text}"
+    );
+    assert!(
+        text.contains(&big_len.to_string()),
+        "the error names the line's length ({big_len}): {text}"
+    );
+    let second = fx.next_message();
+    assert_eq!(tool_text(&second, 2), "after the big one");
+
+    // Still serving.
+    fx.send(tool_call_line(3, "echo", json!({"text": "still here"})));
+    assert_eq!(tool_text(&fx.next_message(), 3), "still here");
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+#[test]
+fn max_message_bytes_flag_sets_the_limit_exactly() {
+    let mut fx = Fixture::spawn(&["--max-message-bytes", "1000"]);
+    // Exactly at the limit: served.
+    fx.send(echo_line_of_len(1, 1000));
+    let at_limit = fx.next_message();
+    assert_eq!(
+        tool_text(&at_limit, 1).len(),
+        1000 - tool_call(1, "echo", json!({"text": ""})).to_string().len()
+    );
+    // One byte over: refused, without an id, and the next line is served.
+    fx.send(echo_line_of_len(2, 1001));
+    fx.send(tool_call_line(3, "echo", json!({"text": "small"})));
+    let error = rpc_error(&fx.next_message(), -32600, None);
+    let text = error["message"].as_str().unwrap();
+    assert!(text.contains("1001") && text.contains("1000"), "{text}");
+    assert_eq!(tool_text(&fx.next_message(), 3), "small");
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+// ---------------------------------------------------------------------------
+// 2. Deep nesting
+// ---------------------------------------------------------------------------
+
+#[test]
+fn hundred_thousand_brackets_are_a_parse_error_then_serving_continues() {
+    let mut fx = Fixture::spawn(&[]);
+    let mut deep = "[".repeat(100_000);
+    deep.push('\n');
+    fx.send(deep);
+    fx.send(tool_call_line(1, "echo", json!({"text": "shallow"})));
+
+    let error = rpc_error(&fx.next_message(), -32700, None);
+    let text = error["message"].as_str().unwrap();
+    assert!(text.contains("depth"), "the error says why: {text}");
+    assert_eq!(tool_text(&fx.next_message(), 1), "shallow");
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+// ---------------------------------------------------------------------------
+// 3. The fd-1 redirect
+// ---------------------------------------------------------------------------
+
+#[test]
+fn writes_to_fd1_go_to_stderr_and_stdout_stays_pure_protocol() {
+    let mut fx = Fixture::spawn(&[]);
+    fx.send(tool_call_line(1, "print_stdout", json!({})));
+    // `next_message` fails on the first stdout line that is not a JSON-RPC
+    // object, so a stray "hi from println" ahead of the result fails here.
+    let response = fx.next_message();
+    assert_eq!(tool_text(&response, 1), "printed");
+    fx.send(tool_call_line(2, "echo", json!({"text": "after printing"})));
+    assert_eq!(tool_text(&fx.next_message(), 2), "after printing");
+
+    let done = fx.finish();
+    // Every other stdout line (none expected) is protocol too: checked by
+    // `finish`; and no stray text was written after the responses.
+    assert!(
+        done.messages.is_empty(),
+        "unexpected stdout lines: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    for text in ["hi from println", "hi from libc write", "hi from child"] {
+        assert!(
+            done.stderr.lines().any(|l| l == text),
+            "stderr lacks the line {text:?}:\n{}",
+            done.stderr
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 4. The concurrency limit
+// ---------------------------------------------------------------------------
+
+/// Sends `calls` `slow` calls in one write, checks that each is answered
+/// exactly once, and returns `max_seen` and how long the answers took.
+fn run_slow_calls(fx: &Fixture, calls: i64, ms: u64) -> (usize, Duration) {
+    let batch: String = (1..=calls)
+        .map(|id| tool_call_line(id, "slow", json!({"ms": ms})))
+        .collect();
+    let started = Instant::now();
+    fx.send(batch);
+    let mut answered = BTreeSet::new();
+    for _ in 0..calls {
+        let message = fx.next_message();
+        let id = message["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("a response without an integer id: {message}"));
+        assert_eq!(tool_text(&message, id), "slept");
+        assert!(answered.insert(id), "request {id} was answered twice");
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(answered, (1..=calls).collect::<BTreeSet<_>>());
+
+    fx.send(tool_call_line(1000, "max_seen", json!({})));
+    let text = tool_text(&fx.next_message(), 1000);
+    let max_seen = text
+        .parse()
+        .unwrap_or_else(|e| panic!("max_seen answered {text:?}: {e}"));
+    (max_seen, elapsed)
+}
+
+#[test]
+fn max_concurrent_bounds_handlers_running_at_once() {
+    let mut fx = Fixture::spawn(&["--max-concurrent", "4"]);
+    let (max_seen, elapsed) = run_slow_calls(&fx, 64, 50);
+    assert!(
+        max_seen <= 4,
+        "{max_seen} slow handlers ran at once, limit 4"
+    );
+    assert!(
+        max_seen > 1,
+        "the slow calls never overlapped (max {max_seen})"
+    );
+    // 64 calls of 50 ms, at most 4 at a time: at least 16 rounds of 50 ms.
+    assert!(
+        elapsed >= Duration::from_millis(16 * 50),
+        "64 calls of 50 ms finished in {elapsed:?} with 4 slots"
+    );
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+/// The control for the test above: the `max_seen` gauge does see more than
+/// four handlers when the limit allows it, so `<= 4` there is not vacuous.
+#[test]
+fn without_a_tight_limit_slow_calls_overlap_beyond_four() {
+    let mut fx = Fixture::spawn(&["--max-concurrent", "64"]);
+    let (max_seen, _) = run_slow_calls(&fx, 64, 300);
+    assert!(max_seen > 4, "only {max_seen} of 64 slow calls overlapped");
+    assert!(max_seen <= 64, "the gauge over-counts: {max_seen}");
+
+    let done = fx.finish();
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+// ---------------------------------------------------------------------------
+// 5. Panics
+// ---------------------------------------------------------------------------
+
+#[test]
+fn a_panicking_handler_is_an_internal_error_and_serving_continues() {
+    let mut fx = Fixture::spawn(&[]);
+    fx.send(tool_call_line(1, "panic_now", json!({})));
+    let response = fx.next_message();
+    let error = rpc_error(&response, -32603, Some(json!(1)));
+    // The panic message is for the server's log, not for the client.
+    assert!(
+        !error["message"]
+            .as_str()
+            .unwrap()
+            .contains("panic_now was called"),
+        "the panic payload leaked to the client: {response}"
+    );
+
+    fx.send(tool_call_line(2, "echo", json!({"text": "alive"})));
+    assert_eq!(tool_text(&fx.next_message(), 2), "alive");
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    assert!(
+        done.stderr.contains("fixture panic: panic_now was called"),
+        "the panic is reported on stderr:\n{}",
+        done.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 6. End of input
+// ---------------------------------------------------------------------------
+
+#[test]
+fn end_of_stdin_exits_with_status_zero() {
+    let mut fx = Fixture::spawn(&[]);
+    let done = fx.finish();
+    assert!(done.lines.is_empty(), "unexpected stdout: {:?}", done.lines);
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+#[test]
+fn end_of_stdin_waits_for_calls_in_flight_then_exits_zero() {
+    let mut fx = Fixture::spawn(&[]);
+    let started = Instant::now();
+    fx.send(tool_call_line(1, "slow", json!({"ms": 500})));
+    fx.close_stdin();
+    let done = fx.finish();
+    let elapsed = started.elapsed();
+
+    assert_eq!(
+        done.messages.len(),
+        1,
+        "expected one response: {:?}",
+        done.lines
+    );
+    assert_eq!(tool_text(&done.messages[0], 1), "slept");
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    assert!(
+        elapsed >= Duration::from_millis(500),
+        "exited after {elapsed:?}, before the 500 ms call could finish"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 7. Cancellation
+// ---------------------------------------------------------------------------
+
+#[test]
+fn cancelled_call_is_dropped_and_never_answered() {
+    let mut fx = Fixture::spawn(&[]);
+    fx.send(tool_call_line(7, "sleep_forever", json!({})));
+    // Cancel only once the handler runs, so there is a guard to drop.
+    assert!(
+        fx.wait_stderr("SLEEP-FOREVER started id=7"),
+        "sleep_forever never started; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    assert!(
+        !fx.stderr().contains("DROP-GUARD"),
+        "dropped before the cancellation"
+    );
+
+    fx.send(cancel_line(7));
+    assert!(
+        fx.wait_stderr("DROP-GUARD slow call dropped id=7"),
+        "the cancelled call's future was not dropped; stderr:\n{}",
+        fx.stderr_tail()
+    );
+
+    // Still serving, and the first thing on stdout is the echo, not id 7.
+    fx.send(tool_call_line(8, "echo", json!({"text": "after cancel"})));
+    assert_eq!(tool_text(&fx.next_message(), 8), "after cancel");
+
+    let done = fx.finish();
+    assert!(
+        done.messages.iter().all(|m| m.get("id") != Some(&json!(7))),
+        "the cancelled request was answered: {:?}",
+        done.lines
+    );
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    assert_eq!(
+        done.stderr.matches("DROP-GUARD").count(),
+        1,
+        "the guard dropped once:\n{}",
+        done.stderr
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 8. Blank lines and CRLF
+// ---------------------------------------------------------------------------
+
+#[test]
+fn blank_lines_and_crlf_requests_are_tolerated() {
+    let mut fx = Fixture::spawn(&[]);
+    fx.send("\n");
+    fx.send("\r\n");
+    fx.send(" \t \n");
+    let crlf = tool_call(1, "echo", json!({"text": "crlf"})).to_string() + "\r\n";
+    fx.send(crlf);
+    fx.send("\n");
+    fx.send(tool_call_line(2, "echo", json!({"text": "lf"})));
+
+    let done = fx.finish();
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    // Exactly the two answers: no error for any blank line.
+    assert_eq!(
+        done.messages.len(),
+        2,
+        "expected two responses: {:?}",
+        done.lines
+    );
+    let mut by_id: Vec<&Value> = done.messages.iter().collect();
+    by_id.sort_by_key(|m| m["id"].as_i64());
+    assert_eq!(
+        tool_text(by_id[0], 1),
+        "crlf",
+        "the \\r is not part of the request"
+    );
+    assert_eq!(tool_text(by_id[1], 2), "lf");
+}
