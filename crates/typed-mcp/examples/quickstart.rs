@@ -42,7 +42,7 @@ fn add() -> ToolDecl {
             open_world_hint: Some(false),
             ..Default::default()
         })
-        .blocking_handler(|args, _ctx| {
+        .handler(|args, _ctx| async move {
             let integer = |name: &str| {
                 args.get(name)
                     .and_then(Value::as_i64)

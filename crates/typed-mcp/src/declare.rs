@@ -6,7 +6,10 @@
 //! declaration without one does not compile. Handlers come in two flavours:
 //! `handler` takes an async closure and runs on the async executor;
 //! `blocking_handler` takes a plain closure and runs on tokio's blocking pool,
-//! so a slow synchronous handler never stalls other requests.
+//! so a slow synchronous handler never stalls other requests. The hand-off to
+//! the blocking pool costs a thread wake-up per call (tens of microseconds of
+//! CPU); for quick computations that never block, prefer `handler` with an
+//! `async move` block.
 
 use std::collections::BTreeMap;
 use std::future::Future;
