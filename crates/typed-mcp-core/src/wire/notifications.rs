@@ -11,8 +11,7 @@ use crate::{ProgressToken, RequestId};
 #[serde(rename_all = "camelCase")]
 pub struct CancelledNotificationParams {
     /// The id of the request to cancel.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub request_id: Option<RequestId>,
+    pub request_id: RequestId,
     /// Why, for logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
