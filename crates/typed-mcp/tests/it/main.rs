@@ -1,0 +1,11 @@
+//! Wire-level integration tests of typed-mcp.
+//!
+//! Every test talks to a built `Server` through the in-process `TestClient`
+//! with real JSON-RPC bytes, and every message a test receives is checked
+//! against the official 2026-07-28 JSON schema (see `schema`).
+
+mod catalog;
+mod runtime;
+mod schema;
+mod support;
+mod validation;
