@@ -299,6 +299,11 @@ fn rpc_error(message: &Value, code: i64, id: Option<Value>) -> Value {
     message["error"].clone()
 }
 
+/// The length of an `echo` request line with a one-digit id and empty text.
+fn empty_echo_len() -> usize {
+    tool_call(1, "echo", json!({"text": ""})).to_string().len()
+}
+
 /// A `tools/call` line for `echo` padded so that, without its `\n`, it is
 /// exactly `len` bytes long.
 fn echo_line_of_len(id: i64, len: usize) -> String {
@@ -363,10 +368,7 @@ fn max_message_bytes_flag_sets_the_limit_exactly() {
     // Exactly at the limit: served.
     fx.send(echo_line_of_len(1, 1000));
     let at_limit = fx.next_message();
-    assert_eq!(
-        tool_text(&at_limit, 1).len(),
-        1000 - tool_call(1, "echo", json!({"text": ""})).to_string().len()
-    );
+    assert_eq!(tool_text(&at_limit, 1).len(), 1000 - empty_echo_len());
     // One byte over: refused, without an id, and the next line is served.
     fx.send(echo_line_of_len(2, 1001));
     fx.send(tool_call_line(3, "echo", json!({"text": "small"})));
@@ -537,6 +539,20 @@ fn a_panicking_handler_is_an_internal_error_and_serving_continues() {
     fx.send(tool_call_line(2, "echo", json!({"text": "alive"})));
     assert_eq!(tool_text(&fx.next_message(), 2), "alive");
 
+    // The same for a blocking handler, which panics on tokio's blocking pool.
+    fx.send(tool_call_line(3, "panic_blocking", json!({})));
+    let response = fx.next_message();
+    let error = rpc_error(&response, -32603, Some(json!(3)));
+    assert!(
+        !error["message"]
+            .as_str()
+            .unwrap()
+            .contains("panic_now was called"),
+        "the panic payload leaked to the client: {response}"
+    );
+    fx.send(tool_call_line(4, "echo", json!({"text": "still alive"})));
+    assert_eq!(tool_text(&fx.next_message(), 4), "still alive");
+
     let done = fx.finish();
     assert!(
         done.messages.is_empty(),
@@ -544,9 +560,12 @@ fn a_panicking_handler_is_an_internal_error_and_serving_continues() {
         done.lines
     );
     assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
-    assert!(
-        done.stderr.contains("fixture panic: panic_now was called"),
-        "the panic is reported on stderr:\n{}",
+    assert_eq!(
+        done.stderr
+            .matches("fixture panic: panic_now was called")
+            .count(),
+        2,
+        "both panics are reported on stderr:\n{}",
         done.stderr
     );
 }
@@ -668,4 +687,151 @@ fn blank_lines_and_crlf_requests_are_tolerated() {
         "the \\r is not part of the request"
     );
     assert_eq!(tool_text(by_id[1], 2), "lf");
+}
+
+#[test]
+fn cancelled_blocking_call_sees_cancellation_and_is_never_answered() {
+    let mut fx = Fixture::spawn(&[]);
+    fx.send(tool_call_line("spin", "spin_until_cancelled", json!({})));
+    assert!(
+        fx.wait_stderr(r#"SPIN started id="spin""#),
+        "spin_until_cancelled never started; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    fx.send(cancel_line("spin"));
+    // The blocking handler cannot be dropped mid-call: it must observe the
+    // cancellation through its context, and its late result must be discarded.
+    assert!(
+        fx.wait_stderr(r#"SPIN saw cancellation id="spin""#),
+        "the blocking handler never saw the cancellation; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    fx.send(tool_call_line(2, "echo", json!({"text": "after cancel"})));
+    assert_eq!(tool_text(&fx.next_message(), 2), "after cancel");
+
+    let done = fx.finish();
+    assert!(
+        done.messages
+            .iter()
+            .all(|m| m.get("id") != Some(&json!("spin"))),
+        "the cancelled request was answered: {:?}",
+        done.lines
+    );
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+/// The limit applies to the message, not to its line terminator: a request of
+/// exactly `max_message_bytes` is served whether it ends in `\n` or `\r\n`.
+#[test]
+#[ignore = "bug: crates/typed-mcp/src/stdio/framing.rs:48 counts the \\r of a \\r\\n terminator against max_message_bytes (trim_cr runs only after the check), so a request of exactly the limit ending in \\r\\n is refused with -32600 \"message of 1001 bytes exceeds the limit of 1000 bytes\""]
+fn crlf_request_of_exactly_the_limit_is_served() {
+    let mut fx = Fixture::spawn(&["--max-message-bytes", "1000"]);
+    let lf = echo_line_of_len(1, 1000);
+    fx.send(lf.clone());
+    assert_eq!(
+        tool_text(&fx.next_message(), 1).len(),
+        lf.len() - 1 - empty_echo_len()
+    );
+    let crlf = echo_line_of_len(2, 1000).replace('\n', "\r\n");
+    assert_eq!(crlf.len(), 1002);
+    fx.send(crlf);
+    let response = fx.next_message();
+    assert!(
+        response.get("error").is_none(),
+        "a 1000-byte request ending in \\r\\n was refused with limit 1000: {response}"
+    );
+    assert_eq!(tool_text(&response, 2).len(), 1000 - empty_echo_len());
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+/// JSON-RPC ids `7` and `"7"` are different requests: cancelling one must not
+/// cancel the other.
+#[test]
+fn cancellation_matches_the_id_exactly() {
+    let mut fx = Fixture::spawn(&[]);
+    fx.send(tool_call_line(7, "sleep_forever", json!({})));
+    assert!(
+        fx.wait_stderr("SLEEP-FOREVER started id=7"),
+        "sleep_forever never started; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    fx.send(cancel_line("7"));
+    fx.send(cancel_line(70));
+    // Messages are routed in order, so once this echo is answered both
+    // cancellations were seen; the grace period lets a wrongly aborted task drop.
+    fx.send(tool_call_line(1, "echo", json!({"text": "sync"})));
+    assert_eq!(tool_text(&fx.next_message(), 1), "sync");
+    thread::sleep(Duration::from_millis(300));
+    assert!(
+        !fx.stderr().contains("DROP-GUARD"),
+        "a cancellation for another id dropped request 7:\n{}",
+        fx.stderr_tail()
+    );
+
+    fx.send(cancel_line(7));
+    assert!(
+        fx.wait_stderr("DROP-GUARD slow call dropped id=7"),
+        "the matching cancellation did not drop the call; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+/// Integer ids wider than 64 bits are echoed digit for digit (typed-mcp-core's
+/// `RequestId`), so a call with one must be cancellable by the same id.
+#[test]
+#[ignore = "bug: crates/typed-mcp-core/src/router.rs:811-816 reads notifications/cancelled params as serde_json::Value (no arbitrary_precision), so a requestId wider than 64 bits becomes a float, RequestId::from_value returns None and the cancellation is ignored, although the same id is accepted and echoed on requests"]
+fn a_call_with_an_integer_id_wider_than_64_bits_can_be_cancelled() {
+    const WIDE: &str = "123456789012345678901234567890";
+    let mut fx = Fixture::spawn(&[]);
+    // serde_json without arbitrary precision cannot hold this id as a number:
+    // write the lines by hand.
+    let call = tool_call_line(0, "sleep_forever", json!({})).replacen(
+        "\"id\":0",
+        &format!("\"id\":{WIDE}"),
+        1,
+    );
+    assert!(call.contains(WIDE));
+    fx.send(call);
+    assert!(
+        fx.wait_stderr(&format!("SLEEP-FOREVER started id={WIDE}")),
+        "sleep_forever never started; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    fx.send(format!(
+        "{{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{{\"requestId\":{WIDE}}}}}\n"
+    ));
+    let dropped = fx.wait_stderr(&format!("DROP-GUARD slow call dropped id={WIDE}"));
+    fx.send(tool_call_line(1, "echo", json!({"text": "after cancel"})));
+    assert_eq!(tool_text(&fx.next_message(), 1), "after cancel");
+    assert!(
+        dropped,
+        "cancelling request {WIDE} did not drop it; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    let done = fx.finish();
+    assert!(
+        done.lines.iter().all(|l| !l.contains(WIDE)),
+        "request {WIDE} was answered: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
 }

@@ -5,11 +5,14 @@
 //! - `echo {text}` returns the text;
 //! - `slow {ms}` sleeps asynchronously and records how many `slow` handlers
 //!   run at once; `max_seen` returns the largest such number observed;
-//! - `panic_now` panics;
+//! - `panic_now` panics, and so does the blocking handler `panic_blocking`;
 //! - `print_stdout` writes to fd 1 with `println!`, with `libc::write` and from
 //!   a child process, then returns `"printed"`;
 //! - `sleep_forever` sleeps for an hour holding a guard that writes
-//!   `DROP-GUARD slow call dropped id=<id>` to stderr when the call is dropped.
+//!   `DROP-GUARD slow call dropped id=<id>` to stderr when the call is dropped;
+//! - `spin_until_cancelled` is a blocking handler that polls
+//!   `ToolContext::is_cancelled`, reports it on stderr and then returns a
+//!   result, which the server must not send.
 //!
 //! Flags: `--max-concurrent N`, `--max-message-bytes N`, `--max-depth N`.
 
@@ -102,6 +105,12 @@ fn panic_now() -> ToolDecl {
         .handler(|_args, _ctx| async move { boom() })
 }
 
+fn panic_blocking() -> ToolDecl {
+    ToolDecl::builder("panic_blocking")
+        .description("Panic inside a blocking handler.")
+        .blocking_handler(|_args, _ctx| boom())
+}
+
 fn boom() -> typed_mcp::ToolOutcome {
     panic!("fixture panic: panic_now was called")
 }
@@ -151,6 +160,24 @@ fn sleep_forever() -> ToolDecl {
         })
 }
 
+fn spin_until_cancelled() -> ToolDecl {
+    ToolDecl::builder("spin_until_cancelled")
+        .description("A blocking handler that polls for cancellation every 5 ms.")
+        .blocking_handler(|_args, ctx| {
+            let id = ctx.request_id().clone();
+            eprintln!("SPIN started id={id}");
+            let deadline = std::time::Instant::now() + Duration::from_secs(3600);
+            while !ctx.is_cancelled() {
+                if std::time::Instant::now() > deadline {
+                    return Ok(CallToolResult::text("never cancelled"));
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            eprintln!("SPIN saw cancellation id={id}");
+            Ok(CallToolResult::text("cancelled, answering anyway"))
+        })
+}
+
 const USAGE: &str =
     "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N]";
 
@@ -182,8 +209,10 @@ async fn main() -> ExitCode {
         slow(),
         max_seen(),
         panic_now(),
+        panic_blocking(),
         print_stdout(),
         sleep_forever(),
+        spin_until_cancelled(),
     ]);
     let server = match configure(builder).map(|b| b.build().map_err(|e| e.to_string())) {
         Ok(Ok(server)) => server,
