@@ -915,3 +915,85 @@ fn every_invalid_declaration_is_reported_in_one_build_error() {
     }
     assert!(matches!(error, BuildError::Catalog(_)));
 }
+
+#[test]
+fn a_header_name_used_twice_is_refused() {
+    let decl = ToolDecl::builder("twice")
+        .description("Two properties, one header.")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "description": "A.", "x-mcp-header": "Same"},
+                "b": {"type": "string", "description": "B.", "x-mcp-header": "same"}
+            }
+        }))
+        .handler(|_a, _c| async { Ok(CallToolResult::text("")) });
+    let (error, errors) = build_errors(server().tool(decl));
+    assert!(
+        matches!(&errors[..], [CatalogError::InvalidHeaderParam { name, .. }] if name == "twice"),
+        "{error}"
+    );
+}
+
+#[test]
+fn an_output_schema_that_is_not_a_schema_is_refused() {
+    let decl = ToolDecl::builder("out")
+        .description("Bad output schema.")
+        .output_schema(json!("object"))
+        .handler(|_a, _c| async { Ok(CallToolResult::structured(json!({}))) });
+    assert_refused(
+        server().tool(decl),
+        CatalogError::OutputSchemaInvalid { name: "out".into() },
+        "out",
+    );
+}
+
+#[test]
+fn undocumented_template_parameters_and_prompt_arguments_are_refused() {
+    let tpl = ResourceTemplateDecl::builder("test://{id}", "tpl")
+        .description("A template.")
+        .parameter("id", " ")
+        .handler(|_r, _c| async { Ok(vec![]) });
+    assert_refused(
+        server().resource_template(tpl),
+        CatalogError::MissingInputDescription {
+            kind: Kind::ResourceTemplate,
+            name: "tpl".into(),
+            input: "id".into(),
+        },
+        "tpl",
+    );
+    let p = plain_prompt(prompt("pr").argument("topic", "", true));
+    assert_refused(
+        server().prompt(p),
+        CatalogError::MissingInputDescription {
+            kind: Kind::Prompt,
+            name: "pr".into(),
+            input: "topic".into(),
+        },
+        "pr",
+    );
+}
+
+#[test]
+fn out_of_range_settings_are_configuration_errors() {
+    let cases = [
+        server().max_message_bytes(0),
+        server().max_depth(0),
+        server().max_depth(typed_mcp::MAX_DEPTH_CEILING + 1),
+        server().max_concurrent(0),
+        server().page_size(0),
+    ];
+    for builder in cases {
+        let error = builder.build().expect_err("an invalid setting");
+        assert!(matches!(error, BuildError::Config(_)), "{error}");
+        assert!(error.catalog_errors().is_empty());
+    }
+    server()
+        .max_depth(typed_mcp::MAX_DEPTH_CEILING)
+        .max_concurrent(1)
+        .page_size(1)
+        .max_message_bytes(1)
+        .build()
+        .expect("the bounds themselves are valid");
+}

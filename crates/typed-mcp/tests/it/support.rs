@@ -3,7 +3,6 @@
 
 use serde_json::{Value, json};
 use typed_mcp::core::Facts;
-use typed_mcp::dispatch::Accepted;
 use typed_mcp::testing::{Response, TestClient};
 
 pub const VERSION: &str = "2026-07-28";
@@ -96,11 +95,10 @@ pub fn assert_error(
     assert_eq!(message.get("id").cloned(), id, "wrong id echo in {message}");
     if let Some(status) = status {
         assert_eq!(
-            response.accepted,
-            Accepted::Answered {
-                http_status: status
-            },
-            "wrong HTTP status for {message}"
+            response.http_status(),
+            Some(status),
+            "wrong HTTP status for {message} ({:?})",
+            response.accepted
         );
     }
     error.clone()

@@ -46,7 +46,14 @@ fn regional() -> ToolDecl {
             "properties": {
                 "region": {"type": "string", "description": "Where.", "x-mcp-header": "Region"},
                 "count": {"type": "integer", "description": "How many.", "x-mcp-header": "Count"},
-                "dry_run": {"type": "boolean", "description": "Pretend.", "x-mcp-header": "Dry-Run"}
+                "dry_run": {"type": "boolean", "description": "Pretend.", "x-mcp-header": "Dry-Run"},
+                "options": {
+                    "type": "object",
+                    "description": "Nested options.",
+                    "properties": {
+                        "zone": {"type": "string", "description": "Zone.", "x-mcp-header": "Zone"}
+                    }
+                }
             }
         }))
         .handler(
@@ -118,6 +125,36 @@ async fn send_bytes(bytes: &[u8]) -> typed_mcp::testing::Response {
 // ---------------------------------------------------------------------------
 // Rungs 3-5: depth, parse, JSON-RPC shape
 // ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_message_over_the_size_limit_is_an_invalid_request_without_id() {
+    let server = Server::new("small", "1")
+        .max_message_bytes(1024)
+        .tool(echo())
+        .build()
+        .unwrap();
+    let client = client(server);
+    // Pad a valid request to an exact size with the text argument.
+    let sized = |id: i64, bytes: usize| -> Vec<u8> {
+        let base = serde_json::to_vec(&call(json!(id), "echo", json!({"text": ""}))).unwrap();
+        let padded = call(
+            json!(id),
+            "echo",
+            json!({"text": "x".repeat(bytes - base.len())}),
+        );
+        let bytes_out = serde_json::to_vec(&padded).unwrap();
+        assert_eq!(bytes_out.len(), bytes);
+        bytes_out
+    };
+    let response = client.send_raw(&sized(1, 1024)).await;
+    assert_result(&response, json!(1));
+    // One byte over: refused before parsing, so the id is not read.
+    let response = client.send_raw(&sized(2, 1025)).await;
+    assert_error(&response, -32600, None, Some(400));
+    // The size check comes before the depth and parse checks.
+    let response = client.send_raw(&vec![b'['; 2048]).await;
+    assert_error(&response, -32600, None, Some(400));
+}
 
 #[tokio::test]
 async fn invalid_json_is_a_parse_error_without_id() {
@@ -1020,6 +1057,13 @@ async fn a_param_header_equal_to_the_argument_is_accepted() {
 }
 
 #[tokio::test]
+async fn param_headers_are_not_required_without_headers() {
+    // Over stdio there are no headers to compare.
+    let message = call(json!(1), "regional", json!({"region": "eu", "count": 3}));
+    assert_result(&client(server()).send(&message).await, json!(1));
+}
+
+#[tokio::test]
 async fn an_absent_or_null_argument_needs_no_param_header() {
     assert_result(&call_regional(json!({}), &[]).await, json!(1));
     assert_result(&call_regional(json!({"region": null}), &[]).await, json!(1));
@@ -1073,6 +1117,20 @@ async fn integer_param_headers_are_compared_numerically() {
     )
     .await;
     assert_error(&response, -32020, Some(json!(1)), Some(400));
+}
+
+#[tokio::test]
+async fn a_nested_param_header_is_checked_at_its_path() {
+    let zone = json!({"options": {"zone": "z1"}});
+    assert_result(
+        &call_regional(zone.clone(), &[("Mcp-Param-Zone", "z1")]).await,
+        json!(1),
+    );
+    let response = call_regional(zone.clone(), &[("Mcp-Param-Zone", "z2")]).await;
+    assert_error(&response, -32020, Some(json!(1)), Some(400));
+    let response = call_regional(zone, &[]).await;
+    assert_error(&response, -32020, Some(json!(1)), Some(400));
+    assert_result(&call_regional(json!({"options": {}}), &[]).await, json!(1));
 }
 
 // ---------------------------------------------------------------------------
@@ -1174,6 +1232,81 @@ async fn a_missing_capability_is_checked_after_the_headers() {
     )
     .await;
     assert_error(&response, -32020, Some(json!(1)), Some(400));
+}
+
+// ---------------------------------------------------------------------------
+// Precedence between the later rungs
+// ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn a_malformed_envelope_beats_an_unknown_method() {
+    // Rung 12 before rung 13.
+    let message = with_meta(
+        json!(1),
+        "ping",
+        meta_with("io.modelcontextprotocol/logLevel", json!("loud")),
+    );
+    assert_error(
+        &client(server()).send(&message).await,
+        -32602,
+        Some(json!(1)),
+        Some(400),
+    );
+}
+
+#[tokio::test]
+async fn an_unoffered_method_beats_a_missing_mcp_name() {
+    // Rung 13 before rung 14.
+    let message = enveloped(json!(1), "prompts/get", json!({"name": "greet"}));
+    let response = send_http(&client(tools_only()), &message, &std_headers("prompts/get")).await;
+    assert_error(&response, -32601, Some(json!(1)), Some(404));
+}
+
+#[tokio::test]
+async fn a_wrong_mcp_name_beats_an_unknown_tool() {
+    // Rung 14 before rung 16.
+    let message = call(json!(1), "nope", json!({}));
+    let response = send_http(
+        &client(server()),
+        &message,
+        &named_headers("tools/call", "echo"),
+    )
+    .await;
+    assert_error(&response, -32020, Some(json!(1)), Some(400));
+}
+
+#[tokio::test]
+async fn an_unknown_tool_beats_param_headers() {
+    // Rung 16 before rung 17: a stray Mcp-Param header is not looked at.
+    let message = call(json!(1), "nope", json!({"region": "x"}));
+    let mut hdrs = named_headers("tools/call", "nope");
+    hdrs.extend(headers(&[("Mcp-Param-Region", "y")]));
+    let response = send_http(&client(server()), &message, &hdrs).await;
+    assert_error(&response, -32602, Some(json!(1)), Some(200));
+}
+
+#[tokio::test]
+async fn a_param_header_mismatch_beats_malformed_input_responses() {
+    // Rung 17 before rung 18.
+    let mut message = call(json!(1), "regional", json!({"region": "eu"}));
+    message["params"]["inputResponses"] = json!(null);
+    let mut hdrs = named_headers("tools/call", "regional");
+    hdrs.extend(headers(&[("Mcp-Param-Region", "us")]));
+    let response = send_http(&client(server()), &message, &hdrs).await;
+    assert_error(&response, -32020, Some(json!(1)), Some(400));
+}
+
+#[tokio::test]
+async fn malformed_input_responses_beat_a_missing_capability() {
+    // Rung 18 before rung 19.
+    let mut message = call(json!(1), "needs_sampling", json!({}));
+    message["params"]["requestState"] = json!(7);
+    assert_error(
+        &client(server()).send(&message).await,
+        -32602,
+        Some(json!(1)),
+        Some(200),
+    );
 }
 
 // ---------------------------------------------------------------------------
