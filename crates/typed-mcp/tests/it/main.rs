@@ -9,3 +9,4 @@ mod runtime;
 mod schema;
 mod support;
 mod validation;
+mod wire_types;

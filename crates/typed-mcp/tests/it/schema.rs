@@ -43,6 +43,25 @@ const DEFINITIONS: &[&str] = &[
     "ProgressNotification",
     "LoggingMessageNotification",
     "JSONRPCNotification",
+    // Wire types the runtime does not send yet, checked by `wire_types`.
+    "SubscriptionsListenResultResponse",
+    "CancelledNotification",
+    "SubscriptionsAcknowledgedNotification",
+    "ToolListChangedNotification",
+    "PromptListChangedNotification",
+    "ResourceListChangedNotification",
+    "ResourceUpdatedNotification",
+    "InvalidParamsError",
+    "MethodNotFoundError",
+    "CallToolRequest",
+    "ListToolsRequest",
+    "ReadResourceRequest",
+    "GetPromptRequest",
+    "CompleteRequest",
+    "SubscriptionsListenRequest",
+    "ElicitResult",
+    "CreateMessageResult",
+    "ListRootsResult",
 ];
 
 struct Schema {
