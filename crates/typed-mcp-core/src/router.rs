@@ -270,17 +270,29 @@ pub struct Router {
 #[derive(Deserialize)]
 struct Incoming<'a> {
     #[serde(borrow, default)]
-    jsonrpc: Option<&'a RawValue>,
+    jsonrpc: Member<'a>,
     #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
+    id: Member<'a>,
     #[serde(borrow, default)]
-    method: Option<&'a RawValue>,
+    method: Member<'a>,
     #[serde(default)]
     params: Option<Value>,
     #[serde(borrow, default)]
-    result: Option<&'a RawValue>,
+    result: Member<'a>,
     #[serde(borrow, default)]
-    error: Option<&'a RawValue>,
+    error: Member<'a>,
+}
+
+/// A top-level member's raw JSON text, or `None` when the member is absent.
+/// Unlike `Option<&RawValue>`, a present `null` is kept (as the text `null`), so
+/// `"id": null` is told apart from a missing id.
+#[derive(Default)]
+struct Member<'a>(Option<&'a RawValue>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(deserializer).map(|raw| Member(Some(raw)))
+    }
 }
 
 /// A rung's failure: the error and the HTTP status to answer with.
@@ -331,6 +343,17 @@ impl Router {
                 )),
             ));
         }
+        let first = message.iter().find(|b| !b.is_ascii_whitespace());
+        if first != Some(&b'{') {
+            // Not an object: a batch, a scalar, or not JSON at all.
+            let error = match serde_json::from_slice::<serde::de::IgnoredAny>(message) {
+                Ok(_) => RpcError::invalid_request(
+                    "expected one JSON-RPC request or notification object (batches are not part of MCP)",
+                ),
+                Err(e) => RpcError::parse_error(format!("invalid JSON: {e}")),
+            };
+            return Decision::Answer(Answer::protocol_error(None, error));
+        }
         let mut de = serde_json::Deserializer::from_slice(message);
         // The depth scan above bounds recursion, so serde_json's own fixed limit
         // of 128 is lifted to honour a configured `max_depth`.
@@ -352,12 +375,12 @@ impl Router {
                 ));
             }
         };
-        self.route_incoming(incoming, facts)
+        self.route_incoming(incoming, message, facts)
     }
 
-    fn route_incoming(&self, m: Incoming<'_>, facts: &Facts<'_>) -> Decision {
+    fn route_incoming(&self, m: Incoming<'_>, message: &[u8], facts: &Facts<'_>) -> Decision {
         // Rung 5: JSON-RPC shape.
-        let id = match m.id {
+        let id = match m.id.0 {
             None => None,
             Some(raw) => match RequestId::from_raw(raw) {
                 Some(id) => Some(id),
@@ -378,16 +401,17 @@ impl Router {
                 RpcError::invalid_request(message),
             ))
         };
-        if m.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        if m.jsonrpc.0.map(RawValue::get) != Some("\"2.0\"") {
             return shape("jsonrpc must be \"2.0\"");
         }
         let method: String = match m
             .method
+            .0
             .map(|raw| serde_json::from_str::<String>(raw.get()))
         {
             Some(Ok(method)) => method,
             Some(Err(_)) => return shape("method must be a string"),
-            None if m.result.is_some() || m.error.is_some() => {
+            None if m.result.0.is_some() || m.error.0.is_some() => {
                 return shape("this server sends no requests, so it accepts no responses");
             }
             None => return shape("method is required"),
@@ -401,10 +425,10 @@ impl Router {
 
         // Rung 6: notifications are never answered.
         let Some(id) = id else {
-            return Decision::Drop(notification(method, params));
+            return Decision::Drop(notification(method, params, message));
         };
 
-        match self.route_request(&id, &method, &mut params, facts) {
+        match self.route_request(&id, &method, &mut params, message, facts) {
             Ok(decision) => decision,
             Err((error, status)) => Decision::Answer(Answer::error(Some(&id), error, status)),
         }
@@ -415,6 +439,7 @@ impl Router {
         id: &RequestId,
         method: &str,
         params: &mut Option<Map<String, Value>>,
+        message: &[u8],
         facts: &Facts<'_>,
     ) -> Result<Decision, Refusal> {
         // Rung 7: the legacy handshake.
@@ -512,7 +537,7 @@ impl Router {
         }
 
         // Rung 12: the rest of the envelope.
-        let meta = finish_meta(version, capabilities, meta)?;
+        let meta = finish_meta(version, capabilities, meta, message)?;
 
         // Rung 13: method known and offered.
         let caps = &self.catalog.capabilities;
@@ -808,12 +833,12 @@ fn answer_raw(id: &RequestId, result: &str) -> Decision {
     })
 }
 
-fn notification(method: String, params: Option<Map<String, Value>>) -> Dropped {
+fn notification(method: String, params: Option<Map<String, Value>>, message: &[u8]) -> Dropped {
     if method == methods::CANCELLED
         && let Some(request_id) = params
             .as_ref()
             .and_then(|p| p.get("requestId"))
-            .and_then(RequestId::from_value)
+            .and_then(|id| id_member(id, message, IdMember::CancelledRequestId))
     {
         let reason = params
             .as_ref()
@@ -825,10 +850,57 @@ fn notification(method: String, params: Option<Map<String, Value>>) -> Dropped {
     Dropped::Ignored { method }
 }
 
+/// A string-or-integer member other than the request id.
+#[derive(Clone, Copy)]
+enum IdMember {
+    /// `params.requestId` of `notifications/cancelled`.
+    CancelledRequestId,
+    /// `params._meta.progressToken`.
+    ProgressToken,
+}
+
+/// Reads a string-or-integer member from its parsed value. `serde_json::Value`
+/// holds no integer wider than 64 bits (it becomes a float), so in that one case
+/// the member is read again from the message's raw text, keeping every digit.
+fn id_member(value: &Value, message: &[u8], member: IdMember) -> Option<RequestId> {
+    if let Some(id) = RequestId::from_value(value) {
+        return Some(id);
+    }
+    if !value.is_f64() {
+        return None;
+    }
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        params: Params<'a>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow, default, rename = "requestId")]
+        request_id: Member<'a>,
+        #[serde(borrow, default, rename = "_meta")]
+        meta: Option<MetaMembers<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct MetaMembers<'a> {
+        #[serde(borrow, default, rename = "progressToken")]
+        progress_token: Member<'a>,
+    }
+    let mut de = serde_json::Deserializer::from_slice(message);
+    de.disable_recursion_limit();
+    let params = Message::deserialize(&mut de).ok()?.params;
+    let raw = match member {
+        IdMember::CancelledRequestId => params.request_id.0,
+        IdMember::ProgressToken => params.meta?.progress_token.0,
+    };
+    RequestId::from_raw(raw?)
+}
+
 fn finish_meta(
     protocol_version: String,
     capabilities: Map<String, Value>,
     mut other: Map<String, Value>,
+    message: &[u8],
 ) -> Result<RequestMeta, Refusal> {
     let client_capabilities: ClientCapabilities =
         serde_json::from_value(Value::Object(capabilities)).map_err(|e| {
@@ -861,13 +933,14 @@ fn finish_meta(
             )));
         }
     };
-    let progress_token =
-        match other.remove(meta_keys::PROGRESS_TOKEN) {
-            None => None,
-            Some(v) => Some(RequestId::from_value(&v).ok_or_else(|| {
+    let progress_token = match other.remove(meta_keys::PROGRESS_TOKEN) {
+        None => None,
+        Some(v) => Some(
+            id_member(&v, message, IdMember::ProgressToken).ok_or_else(|| {
                 envelope_error("_meta.progressToken must be a string or an integer")
-            })?),
-        };
+            })?,
+        ),
+    };
     let mut trace = |key: &str| -> Result<Option<String>, Refusal> {
         match other.remove(key) {
             None => Ok(None),

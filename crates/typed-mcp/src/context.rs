@@ -93,7 +93,9 @@ impl ToolContext {
         CURRENT.scope(self, f).await
     }
 
-    pub(crate) fn enter_blocking<R>(self, f: impl FnOnce() -> R) -> R {
+    /// Runs `f` on this thread with this context current (blocking handlers, and
+    /// the synchronous part of an async handler before its first await).
+    pub(crate) fn enter<R>(self, f: impl FnOnce() -> R) -> R {
         struct Reset;
         impl Drop for Reset {
             fn drop(&mut self) {

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId};
+use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId, RpcError, encode};
 
 use crate::context::ToolContext;
 use crate::declare::Handler;
@@ -113,6 +113,15 @@ impl Connection {
                 // The lock is held while spawning so the task cannot finish and
                 // look for its entry before the entry exists.
                 let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+                if in_flight.running.contains_key(&id) {
+                    // Two live requests with one id could not be told apart by
+                    // the client or by a cancellation.
+                    let error = RpcError::invalid_request(format!(
+                        "request id {id} is already in use by a request in flight"
+                    ));
+                    outbox.send(encode::error(Some(&id), &error));
+                    return Accepted::Answered { http_status: 400 };
+                }
                 in_flight.next_generation += 1;
                 let generation = in_flight.next_generation;
                 let server = self.server.clone();
@@ -197,8 +206,12 @@ pub(crate) async fn run_handler<I: Send + 'static, O: Send + 'static>(
         Handler::Async(f) => {
             let f = f.clone();
             let scoped = ctx.clone();
-            let future = std::panic::catch_unwind(AssertUnwindSafe(move || f(input, ctx)))
-                .map_err(panic_message)?;
+            // Code a handler runs before its first await sees the context too.
+            let future = std::panic::catch_unwind(AssertUnwindSafe(move || {
+                let inner = ctx.clone();
+                ctx.enter(|| f(input, inner))
+            }))
+            .map_err(panic_message)?;
             AssertUnwindSafe(scoped.scope(future))
                 .catch_unwind()
                 .await
@@ -208,7 +221,7 @@ pub(crate) async fn run_handler<I: Send + 'static, O: Send + 'static>(
             let f = f.clone();
             tokio::task::spawn_blocking(move || {
                 let inner = ctx.clone();
-                ctx.enter_blocking(|| f(input, inner))
+                ctx.enter(|| f(input, inner))
             })
             .await
             .map_err(|e| {

@@ -178,6 +178,21 @@ fn spin_until_cancelled() -> ToolDecl {
         })
 }
 
+fn child_stdin_kind() -> ToolDecl {
+    ToolDecl::builder("child_stdin_kind")
+        .description("Run a child with inherited stdin; answer \"pipe\" if it could read the protocol pipe, else what it got.")
+        .blocking_handler(|_args, _ctx| {
+            let output = std::process::Command::new("sh")
+                .args(["-c", "if [ -p /dev/stdin ]; then echo pipe; elif [ -c /dev/stdin ]; then echo char-device; else echo other; fi"])
+                // `output()` would give the child /dev/null; inherit like `status()`.
+                .stdin(std::process::Stdio::inherit())
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .map_err(|e| ToolError::execution(format!("could not run sh: {e}")))?;
+            Ok(CallToolResult::text(String::from_utf8_lossy(&output.stdout).trim()))
+        })
+}
+
 const USAGE: &str =
     "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N]";
 
@@ -213,6 +228,7 @@ async fn main() -> ExitCode {
         print_stdout(),
         sleep_forever(),
         spin_until_cancelled(),
+        child_stdin_kind(),
     ]);
     let server = match configure(builder).map(|b| b.build().map_err(|e| e.to_string())) {
         Ok(Ok(server)) => server,

@@ -6,7 +6,7 @@ use std::io;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
 
 /// One inbound line.
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Frame {
     /// A line within the limit, without its `\n` (or `\r\n`).
     Line(Vec<u8>),
@@ -33,19 +33,19 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
-                return Ok(match (discarded, line.is_empty()) {
-                    (Some(len), _) => Some(Frame::Oversized(len)),
-                    (None, true) => None,
-                    (None, false) => Some(Frame::Line(trim_cr(line))),
-                });
+                return Ok(
+                    (discarded.is_some() || !line.is_empty()).then(|| self.finish(line, discarded))
+                );
             }
             let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
                 Some(i) => (&available[..i], Some(i + 1)),
                 None => (available, None),
             };
+            // One byte beyond the limit is buffered: it may be the `\r` of a
+            // `\r\n` ending, which does not count against the limit.
             match &mut discarded {
                 Some(len) => *len += chunk.len(),
-                None if line.len() + chunk.len() > self.max => {
+                None if line.len() + chunk.len() > self.max + 1 => {
                     discarded = Some(line.len() + chunk.len());
                     line = Vec::new();
                 }
@@ -54,20 +54,26 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             let consumed = done.unwrap_or(chunk.len());
             self.reader.consume(consumed);
             if done.is_some() {
-                return Ok(Some(match discarded {
-                    Some(len) => Frame::Oversized(len),
-                    None => Frame::Line(trim_cr(line)),
-                }));
+                return Ok(Some(self.finish(line, discarded)));
             }
         }
     }
 }
 
-fn trim_cr(mut line: Vec<u8>) -> Vec<u8> {
-    if line.last() == Some(&b'\r') {
-        line.pop();
+impl<R> LineReader<R> {
+    fn finish(&self, mut line: Vec<u8>, discarded: Option<usize>) -> Frame {
+        if let Some(len) = discarded {
+            return Frame::Oversized(len);
+        }
+        if line.last() == Some(&b'\r') {
+            line.pop();
+        }
+        if line.len() > self.max {
+            Frame::Oversized(line.len())
+        } else {
+            Frame::Line(line)
+        }
     }
-    line
 }
 
 #[cfg(test)]
@@ -110,10 +116,14 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_line_of_exactly_the_limit_is_kept() {
+    async fn a_line_of_exactly_the_limit_is_kept_whatever_its_ending() {
         assert_eq!(
-            frames(b"0123456789\n", 10).await,
-            vec![Frame::Line(b"0123456789".to_vec())]
+            frames(b"0123456789\n0123456789\r\n0123456789", 10).await,
+            vec![Frame::Line(b"0123456789".to_vec()); 3]
+        );
+        assert_eq!(
+            frames(b"0123456789A\r\n", 10).await,
+            vec![Frame::Oversized(12)]
         );
     }
 }

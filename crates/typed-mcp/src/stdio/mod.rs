@@ -23,13 +23,15 @@ impl Server {
     ///
     /// While it runs, file descriptor 1 is pointed at stderr: `println!`, C code
     /// writing to fd 1 and child processes all land on stderr, and only the
-    /// server writes the protocol stream. End of stdin returns `Ok(())` once the
+    /// server writes the protocol stream. Likewise fd 0 reads `/dev/null`, so a
+    /// child process cannot consume requests meant for the server. End of stdin returns `Ok(())` once the
     /// calls in flight have answered; a read or write failure returns the error.
     pub async fn serve_stdio(self) -> io::Result<()> {
         #[cfg(unix)]
         {
-            let (guard, stdout) = redirect::StdoutRedirect::install()?;
-            let result = self.serve_io(tokio::io::stdin(), stdout).await;
+            let (guard, streams) = redirect::StdioRedirect::install()?;
+            let input = tokio::fs::File::from_std(streams.input);
+            let result = self.serve_io(input, streams.output).await;
             drop(guard);
             result
         }

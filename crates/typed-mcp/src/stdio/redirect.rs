@@ -1,51 +1,77 @@
-//! While a stdio server runs, file descriptor 1 points at stderr, so stray
-//! `println!`s, C libraries and child processes cannot corrupt the protocol
-//! stream; the protocol is written to a private duplicate of the real stdout.
+//! While a stdio server runs, the protocol streams are private: file descriptor
+//! 1 points at stderr, so stray `println!`s, C libraries and child processes
+//! cannot corrupt the output, and fd 0 points at `/dev/null`, so a child process
+//! that reads its stdin cannot swallow requests. The server reads and writes
+//! private, close-on-exec duplicates of the original descriptors.
 //!
 //! This is the one module of the crate that uses `unsafe`.
 #![allow(unsafe_code)]
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
-/// Restores fd 1 when dropped.
+/// Restores fds 0 and 1 when dropped.
 #[derive(Debug)]
-pub(crate) struct StdoutRedirect {
-    saved: OwnedFd,
+pub(crate) struct StdioRedirect {
+    saved_stdin: OwnedFd,
+    saved_stdout: OwnedFd,
 }
 
-impl StdoutRedirect {
-    /// Points fd 1 at stderr and returns the guard and a writer for the real
-    /// stdout (close-on-exec, so children never inherit it).
-    pub(crate) fn install() -> io::Result<(StdoutRedirect, File)> {
+/// The protocol's private input and output.
+pub(crate) struct ProtocolStreams {
+    pub(crate) input: File,
+    pub(crate) output: File,
+}
+
+/// A close-on-exec duplicate of `fd`, numbered 3 or above.
+fn duplicate(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: fcntl(F_DUPFD_CLOEXEC) only creates a new descriptor; `fd` is one
+    // of the standard descriptors, open for the life of the process, and on
+    // failure nothing is created.
+    let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if dup < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `dup` is a fresh descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(dup) })
+}
+
+/// Points `target` at whatever `source` refers to.
+fn point(target: RawFd, source: RawFd) -> io::Result<()> {
+    // SAFETY: dup2 atomically re-points `target` (a standard descriptor) at the
+    // open description of `source`; both are valid open descriptors.
+    if unsafe { libc::dup2(source, target) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+impl StdioRedirect {
+    /// Takes the protocol streams private and returns the guard with them.
+    pub(crate) fn install() -> io::Result<(StdioRedirect, ProtocolStreams)> {
         io::stdout().flush()?;
-        // SAFETY: fcntl with F_DUPFD_CLOEXEC only duplicates a descriptor; fd 1
-        // is valid for the life of the process (or the call fails and we return
-        // the error).
-        let saved: RawFd = unsafe { libc::fcntl(1, libc::F_DUPFD_CLOEXEC, 3) };
-        if saved < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `saved` is a fresh descriptor we own exclusively.
-        let saved = unsafe { OwnedFd::from_raw_fd(saved) };
-        let writer = File::from(saved.try_clone()?);
-        // SAFETY: dup2 atomically re-points fd 1 at whatever fd 2 refers to;
-        // both descriptors are valid.
-        if unsafe { libc::dup2(2, 1) } < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok((StdoutRedirect { saved }, writer))
+        let saved_stdin = duplicate(0)?;
+        let saved_stdout = duplicate(1)?;
+        let input = File::from(saved_stdin.try_clone()?);
+        let output = File::from(saved_stdout.try_clone()?);
+        let null = OpenOptions::new().read(true).open("/dev/null")?;
+        point(0, null.as_raw_fd())?;
+        point(1, 2)?;
+        Ok((
+            StdioRedirect {
+                saved_stdin,
+                saved_stdout,
+            },
+            ProtocolStreams { input, output },
+        ))
     }
 }
 
-impl Drop for StdoutRedirect {
+impl Drop for StdioRedirect {
     fn drop(&mut self) {
         let _ = io::stdout().flush();
-        // SAFETY: re-points fd 1 at the saved duplicate of the original stdout,
-        // which this guard owns and which is still open.
-        unsafe {
-            libc::dup2(std::os::fd::AsRawFd::as_raw_fd(&self.saved), 1);
-        }
+        let _ = point(1, self.saved_stdout.as_raw_fd());
+        let _ = point(0, self.saved_stdin.as_raw_fd());
     }
 }
