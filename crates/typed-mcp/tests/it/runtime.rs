@@ -460,3 +460,51 @@ async fn a_failed_call_does_not_disturb_others_in_flight() {
         .collect();
     assert_eq!(ids.len(), 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_reusing_the_id_of_one_in_flight_is_refused() {
+    let gate = Arc::new(Notify::new());
+    let release = gate.clone();
+    let server = Server::new("duplicate-ids", "0.1.0")
+        .tool(tool("wait").handler(move |_a, _c| {
+            let gate = gate.clone();
+            async move {
+                gate.notified().await;
+                Ok(CallToolResult::text("released"))
+            }
+        }))
+        .build()
+        .unwrap();
+    let client = client(server);
+    let call = crate::support::enveloped(json!(5), "tools/call", json!({"name": "wait"}));
+    let first = client.send(&call);
+    let second = async {
+        let refused = client.send(&call).await;
+        release.notify_one();
+        refused
+    };
+    let (first, second) = tokio::join!(first, second);
+    let error = crate::support::assert_error(&second, -32600, Some(json!(5)), Some(400));
+    assert!(
+        error["message"].as_str().unwrap().contains("in flight"),
+        "{error}"
+    );
+    assert_eq!(
+        assert_result(&first, json!(5))["content"][0]["text"],
+        "released"
+    );
+}
+
+#[tokio::test]
+async fn the_context_is_current_before_the_first_await() {
+    let server = Server::new("early-context", "0.1.0")
+        .tool(tool("early").handler(|_a, ctx| {
+            // Runs synchronously, before the returned future is first polled.
+            let same = ToolContext::try_current().map(|c| c.request_id() == ctx.request_id());
+            async move { Ok(CallToolResult::text(format!("{same:?}"))) }
+        }))
+        .build()
+        .unwrap();
+    let response = client(server).call_tool("early", json!({})).await;
+    assert_eq!(response.result()["content"][0]["text"], "Some(true)");
+}
