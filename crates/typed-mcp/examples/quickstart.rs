@@ -120,7 +120,10 @@ fn review() -> PromptDecl {
         })
 }
 
-#[tokio::main]
+// A stdio server reads one pipe: a current-thread runtime spares the cross-thread
+// wake-ups of a multi-thread one (about half the CPU per request, measured with
+// the shared bench). Blocking handlers still run on tokio's blocking pool.
+#[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::new("typed-mcp-quickstart", env!("CARGO_PKG_VERSION"))
         .instructions("Arithmetic and echo utilities for trying out typed-mcp.")
