@@ -52,9 +52,11 @@ pub enum Accepted {
 }
 
 struct Running {
+    /// Tells this call's entry from a later call that reuses the id after a
+    /// cancellation, so a finishing cancelled task never removes the newer entry.
     generation: u64,
     cancel: CancellationToken,
-    abort: Option<AbortHandle>,
+    abort: AbortHandle,
 }
 
 #[derive(Default)]
@@ -152,7 +154,7 @@ impl Connection {
                     Running {
                         generation,
                         cancel,
-                        abort: Some(handle.abort_handle()),
+                        abort: handle.abort_handle(),
                     },
                 );
                 Accepted::Started(id)
@@ -173,9 +175,7 @@ impl Connection {
         match running {
             Some(r) => {
                 r.cancel.cancel();
-                if let Some(abort) = r.abort {
-                    abort.abort();
-                }
+                r.abort.abort();
                 true
             }
             None => false,
