@@ -109,57 +109,65 @@ impl Connection {
                 Accepted::Dropped
             }
             Decision::Drop(Dropped::Ignored { .. }) => Accepted::Dropped,
-            Decision::Invoke(call) => {
-                let id = call.id.clone();
-                let cancel = CancellationToken::new();
-                // The lock is held while spawning so the task cannot finish and
-                // look for its entry before the entry exists.
-                let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-                if in_flight.running.contains_key(&id) {
-                    // Two live requests with one id could not be told apart by
-                    // the client or by a cancellation.
-                    let error = RpcError::invalid_request(format!(
-                        "request id {id} is already in use by a request in flight"
-                    ));
-                    outbox.send(encode::error(Some(&id), &error));
-                    return Accepted::Answered { http_status: 400 };
-                }
-                in_flight.next_generation += 1;
-                let generation = in_flight.next_generation;
-                let server = self.server.clone();
-                let registry = self.in_flight.clone();
-                let outbox = outbox.clone();
-                let token = cancel.clone();
-                let handle = self.tasks.spawn(async move {
-                    let _permit = server.acquire_slot().await;
-                    let Call {
-                        id, meta, target, ..
-                    } = *call;
-                    let ctx = ToolContext::new(id.clone(), meta, token, outbox.clone());
-                    let response = server.invoke(&id, target, ctx.clone()).await;
-                    ctx.finish();
-                    let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
-                    let ours = in_flight
-                        .running
-                        .get(&id)
-                        .is_some_and(|r| r.generation == generation);
-                    // A cancelled call has lost its entry: nothing is sent for it.
-                    if ours {
-                        in_flight.running.remove(&id);
-                        outbox.send(response);
-                    }
-                });
-                in_flight.running.insert(
-                    id.clone(),
-                    Running {
-                        generation,
-                        cancel,
-                        abort: handle.abort_handle(),
-                    },
-                );
-                Accepted::Started(id)
-            }
+            Decision::Invoke(call) => self.start(call, outbox),
         }
+    }
+
+    /// Starts a call the router decided to invoke, as [`accept`](Self::accept)
+    /// does for [`Decision::Invoke`]: its notifications and response will be
+    /// queued on `outbox`. For transports that route a message themselves to
+    /// look at the [`Call`] first (e.g. Streamable HTTP, which answers with an
+    /// SSE stream only when the call's `_meta` asks for progress or log
+    /// messages). Must be called from within a tokio runtime.
+    pub fn start(&self, call: Box<Call>, outbox: &Outbox) -> Accepted {
+        let id = call.id.clone();
+        let cancel = CancellationToken::new();
+        // The lock is held while spawning so the task cannot finish and
+        // look for its entry before the entry exists.
+        let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        if in_flight.running.contains_key(&id) {
+            // Two live requests with one id could not be told apart by
+            // the client or by a cancellation.
+            let error = RpcError::invalid_request(format!(
+                "request id {id} is already in use by a request in flight"
+            ));
+            outbox.send(encode::error(Some(&id), &error));
+            return Accepted::Answered { http_status: 400 };
+        }
+        in_flight.next_generation += 1;
+        let generation = in_flight.next_generation;
+        let server = self.server.clone();
+        let registry = self.in_flight.clone();
+        let outbox = outbox.clone();
+        let token = cancel.clone();
+        let handle = self.tasks.spawn(async move {
+            let _permit = server.acquire_slot().await;
+            let Call {
+                id, meta, target, ..
+            } = *call;
+            let ctx = ToolContext::new(id.clone(), meta, token, outbox.clone());
+            let response = server.invoke(&id, target, ctx.clone()).await;
+            ctx.finish();
+            let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
+            let ours = in_flight
+                .running
+                .get(&id)
+                .is_some_and(|r| r.generation == generation);
+            // A cancelled call has lost its entry: nothing is sent for it.
+            if ours {
+                in_flight.running.remove(&id);
+                outbox.send(response);
+            }
+        });
+        in_flight.running.insert(
+            id.clone(),
+            Running {
+                generation,
+                cancel,
+                abort: handle.abort_handle(),
+            },
+        );
+        Accepted::Started(id)
     }
 
     /// Cancels a running call: its future is dropped, its context reports
