@@ -14,6 +14,7 @@
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
@@ -136,6 +137,8 @@ pub(crate) type Completer = Handler<CompletionRequest, Result<Vec<String>, RpcEr
 pub struct ToolDecl {
     pub(crate) entry: ToolEntry,
     pub(crate) handler: Handler<Map<String, Value>, ToolOutcome>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) capabilities: Vec<&'static str>,
 }
 
 impl ToolDecl {
@@ -154,12 +157,24 @@ impl ToolDecl {
             },
             required_client_capabilities: Vec::new(),
             allow_undocumented_inputs: false,
+            timeout: None,
+            capabilities: Vec::new(),
         }
     }
 
     /// The descriptor `tools/list` serves.
     pub fn descriptor(&self) -> &Tool {
         &self.entry.tool
+    }
+
+    /// The longest a call may run before it is answered as timed out.
+    pub fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// The names of the capabilities the tool declares it needs.
+    pub fn capabilities(&self) -> &[&'static str] {
+        &self.capabilities
     }
 }
 
@@ -179,6 +194,8 @@ pub struct ToolBuilder {
     tool: Tool,
     required_client_capabilities: Vec<String>,
     allow_undocumented_inputs: bool,
+    timeout: Option<Duration>,
+    capabilities: Vec<&'static str>,
 }
 
 impl ToolBuilder {
@@ -234,11 +251,30 @@ impl ToolBuilder {
         self
     }
 
-    fn entry(self) -> ToolEntry {
+    /// Answers a call still running after `timeout` with a tool execution error
+    /// (`isError: true`, "timed out"); the handler's future is dropped.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Records the capabilities the tool needs (by name). Stored with the
+    /// declaration for the governance layer; nothing is enforced by this crate yet.
+    pub fn capabilities(mut self, names: &[&'static str]) -> Self {
+        self.capabilities.extend_from_slice(names);
+        self
+    }
+
+    fn finish(self, handler: Handler<Map<String, Value>, ToolOutcome>) -> ToolDecl {
         let mut entry = ToolEntry::new(self.tool);
         entry.required_client_capabilities = self.required_client_capabilities;
         entry.allow_undocumented_inputs = self.allow_undocumented_inputs;
-        entry
+        ToolDecl {
+            entry,
+            handler,
+            timeout: self.timeout,
+            capabilities: self.capabilities,
+        }
     }
 
     /// Finishes the declaration with an async handler taking the arguments
@@ -248,10 +284,7 @@ impl ToolBuilder {
         F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolOutcome> + Send + 'static,
     {
-        ToolDecl {
-            entry: self.entry(),
-            handler: async_handler(f),
-        }
+        self.finish(async_handler(f))
     }
 
     /// Finishes the declaration with a synchronous handler, run on the blocking
@@ -260,10 +293,7 @@ impl ToolBuilder {
     where
         F: Fn(Map<String, Value>, ToolContext) -> ToolOutcome + Send + Sync + 'static,
     {
-        ToolDecl {
-            entry: self.entry(),
-            handler: blocking_handler(f),
-        }
+        self.finish(blocking_handler(f))
     }
 }
 
@@ -376,6 +406,27 @@ impl ResourceBuilder {
             entry: self.entry(),
             handler: blocking_handler(f),
         }
+    }
+}
+
+/// A static resource or a resource template, as `resources![...]` lists them.
+#[derive(Debug)]
+pub enum AnyResourceDecl {
+    /// A resource at one URI.
+    Static(ResourceDecl),
+    /// A family of resources under a URI template.
+    Template(ResourceTemplateDecl),
+}
+
+impl From<ResourceDecl> for AnyResourceDecl {
+    fn from(d: ResourceDecl) -> Self {
+        AnyResourceDecl::Static(d)
+    }
+}
+
+impl From<ResourceTemplateDecl> for AnyResourceDecl {
+    fn from(d: ResourceTemplateDecl) -> Self {
+        AnyResourceDecl::Template(d)
     }
 }
 

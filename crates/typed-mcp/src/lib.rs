@@ -53,16 +53,43 @@ pub mod dispatch;
 mod server;
 mod stdio;
 pub mod testing;
+pub mod typed;
 
 pub use context::ToolContext;
 pub use declare::{
-    CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ResourceBuilder, ResourceDecl,
-    ResourceOutcome, ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl, ToolBuilder,
-    ToolDecl, ToolError, ToolOutcome,
+    AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ResourceBuilder,
+    ResourceDecl, ResourceOutcome, ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl,
+    ToolBuilder, ToolDecl, ToolError, ToolOutcome,
 };
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
 pub use typed_mcp_core as core;
 pub use typed_mcp_core::{RequestId, RpcError, wire};
+
+/// What generated code refers to. Not a stable API: use the macros.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::typed::output::{
+        Contents, Fallible, Optional, Output, OutputShape, Raw, Structured, Unit,
+    };
+    pub use crate::typed::prompt::{PromptAttrs, PromptOutput, prompt_async, prompt_blocking};
+    pub use crate::typed::resource::{
+        Json, ResourceAttrs, ResourceOutput, resource_async, resource_blocking,
+    };
+    pub use crate::typed::{
+        BindArc, BindClone, Binder, PromptArgumentType, ToolArgument, ToolAttrs, assert_argument,
+        assert_prompt_argument, tool_async, tool_blocking,
+    };
+    pub use crate::wire::{
+        CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ResourceContents,
+    };
+    pub use crate::{
+        AnyResourceDecl, PromptDecl, ResourceRequest, RpcError, ToolContext, ToolDecl,
+    };
+    pub use schemars;
+    pub use serde;
+    pub use serde_json;
+    pub use std::sync::Arc;
+}
 
 /// The README's examples, compiled as doctests so they cannot rot.
 #[cfg(doctest)]

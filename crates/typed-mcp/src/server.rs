@@ -2,6 +2,7 @@
 //! read, and the built server that transports drive.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 use typed_mcp_core::catalog::{Catalog, CatalogError, CatalogErrors, CatalogOptions};
@@ -14,8 +15,8 @@ use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 
 use crate::context::ToolContext;
 use crate::declare::{
-    Completer, CompletionRequest, Handler, PromptDecl, ResourceDecl, ResourceRequest,
-    ResourceTemplateDecl, ToolDecl, ToolError,
+    AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, ResourceDecl,
+    ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError,
 };
 use crate::dispatch::run_handler;
 
@@ -90,15 +91,23 @@ impl ServerBuilder {
         self
     }
 
-    /// Adds a static resource.
-    pub fn resource(mut self, resource: ResourceDecl) -> Self {
-        self.resources.push(resource);
+    /// Adds a static resource or a resource template.
+    pub fn resource(mut self, resource: impl Into<AnyResourceDecl>) -> Self {
+        match resource.into() {
+            AnyResourceDecl::Static(r) => self.resources.push(r),
+            AnyResourceDecl::Template(t) => self.templates.push(t),
+        }
         self
     }
 
-    /// Adds several static resources, in order.
-    pub fn resources(mut self, resources: impl IntoIterator<Item = ResourceDecl>) -> Self {
-        self.resources.extend(resources);
+    /// Adds several resources and templates, in order (e.g. `resources![...]`).
+    pub fn resources<R: Into<AnyResourceDecl>>(
+        mut self,
+        resources: impl IntoIterator<Item = R>,
+    ) -> Self {
+        for r in resources {
+            self = self.resource(r);
+        }
         self
     }
 
@@ -174,8 +183,12 @@ impl ServerBuilder {
         if self.options.page_size == 0 {
             return Err(BuildError::Config("page_size must be at least 1".into()));
         }
-        let (tool_entries, tool_handlers): (Vec<_>, Vec<_>) =
-            self.tools.into_iter().map(|t| (t.entry, t.handler)).unzip();
+        let mut tool_entries = Vec::with_capacity(self.tools.len());
+        let mut tool_handlers = Vec::with_capacity(self.tools.len());
+        for t in self.tools {
+            tool_entries.push(t.entry);
+            tool_handlers.push((t.handler, t.timeout));
+        }
         let (resource_entries, resource_handlers): (Vec<_>, Vec<_>) = self
             .resources
             .into_iter()
@@ -222,7 +235,7 @@ type PromptHandler =
 
 struct Inner {
     router: Router,
-    tools: Vec<ToolHandler>,
+    tools: Vec<(ToolHandler, Option<Duration>)>,
     resources: Vec<ResourceHandler>,
     templates: Vec<(ResourceHandler, Option<Completer>)>,
     prompts: Vec<(PromptHandler, Option<Completer>)>,
@@ -329,9 +342,21 @@ impl Server {
             Target::Tool { index, arguments } => {
                 let entry = &catalog.tools()[index];
                 let name = &entry.tool.name;
-                let outcome = run_handler(&self.inner.tools[index], arguments, ctx)
-                    .await
-                    .map_err(|panic| handler_panicked("tool", name, &panic))?;
+                let (handler, timeout) = &self.inner.tools[index];
+                let run = run_handler(handler, arguments, ctx);
+                let finished = match timeout {
+                    Some(limit) => tokio::time::timeout(*limit, run).await.ok(),
+                    None => Some(run.await),
+                };
+                let outcome = match finished {
+                    Some(outcome) => {
+                        outcome.map_err(|panic| handler_panicked("tool", name, &panic))?
+                    }
+                    None => Err(ToolError::execution(format!(
+                        "tool {name:?} timed out after {} ms",
+                        timeout.unwrap_or_default().as_millis()
+                    ))),
+                };
                 let mut result = match outcome {
                     Ok(result) => result,
                     Err(ToolError::Execution(message)) => CallToolResult::error(message),

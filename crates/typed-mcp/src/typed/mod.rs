@@ -1,0 +1,229 @@
+//! The typed layer: what `#[tool]`, `#[resource]` and `#[prompt]` expand to.
+//!
+//! A typed tool's arguments type derives its input schema; the arguments a
+//! client sends are validated against that schema (every problem reported at
+//! once) and only then decoded, so a bad argument never reaches the function.
+//! Its return type decides the reply and the output schema (see [`output`]).
+
+pub mod args;
+pub mod output;
+pub mod prompt;
+pub mod resource;
+pub mod schema;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
+
+use crate::context::ToolContext;
+use crate::declare::{ToolDecl, ToolOutcome};
+use args::{ArgumentProblem, ArgumentValidator, invalid_arguments_result};
+use output::{Output, OutputShape};
+
+/// The static facts of a typed tool, as a macro writes them.
+#[derive(Debug, Clone, Copy)]
+pub struct ToolAttrs {
+    /// Wire name.
+    pub name: &'static str,
+    /// Display name.
+    pub title: Option<&'static str>,
+    /// What the tool does (the doc comment's first paragraph).
+    pub description: &'static str,
+    /// `readOnlyHint: true`.
+    pub read_only: bool,
+    /// `destructiveHint`.
+    pub destructive: Option<bool>,
+    /// `idempotentHint`.
+    pub idempotent: Option<bool>,
+    /// `openWorldHint`.
+    pub open_world: Option<bool>,
+    /// A call taking longer is answered as a timed-out tool error.
+    pub timeout_ms: Option<u64>,
+    /// Names of the capabilities the tool declares (stored; enforced by the
+    /// governance layer).
+    pub caps: &'static [&'static str],
+}
+
+/// Validates and decodes the arguments of one typed tool, and encodes its
+/// replies. Built once per declaration.
+struct TypedTool {
+    name: &'static str,
+    validator: ArgumentValidator,
+    output: OutputShape,
+}
+
+impl TypedTool {
+    fn new<O: Output>(attrs: &ToolAttrs, input_schema: &Value) -> TypedTool {
+        let validator = ArgumentValidator::new(input_schema)
+            .unwrap_or_else(|e| panic!("tool {:?}: {e} (this is a typed-mcp bug)", attrs.name));
+        TypedTool {
+            name: attrs.name,
+            validator,
+            output: O::describe(),
+        }
+    }
+
+    /// The decoded arguments, or the `isError` result listing every problem.
+    /// (The result is the common case's reply, not an exceptional path worth
+    /// boxing.)
+    #[allow(clippy::result_large_err)]
+    fn decode<A: DeserializeOwned>(
+        &self,
+        arguments: Map<String, Value>,
+    ) -> Result<A, CallToolResult> {
+        let arguments = Value::Object(arguments);
+        let problems = self.validator.problems(&arguments);
+        if !problems.is_empty() {
+            return Err(invalid_arguments_result(self.name, &problems));
+        }
+        serde_json::from_value(arguments).map_err(|e| {
+            // The schema accepted what the type refused (a custom Deserialize):
+            // still one complete, readable answer.
+            invalid_arguments_result(
+                self.name,
+                &[ArgumentProblem {
+                    path: String::new(),
+                    keyword: "deserialize".into(),
+                    message: e.to_string(),
+                }],
+            )
+        })
+    }
+
+    fn finish<O: Output>(&self, value: O) -> ToolOutcome {
+        let result = value.into_outcome(&self.output)?;
+        self.output.check(self.name, &result)?;
+        Ok(result)
+    }
+}
+
+fn builder<A: JsonSchema, O: Output>(attrs: &ToolAttrs) -> (crate::ToolBuilder, Arc<TypedTool>) {
+    let input_schema = schema::input_schema_for::<A>();
+    let typed = Arc::new(TypedTool::new::<O>(attrs, &input_schema));
+    let annotations = ToolAnnotations {
+        title: None,
+        read_only_hint: attrs.read_only.then_some(true),
+        destructive_hint: attrs.destructive,
+        idempotent_hint: attrs.idempotent,
+        open_world_hint: attrs.open_world,
+    };
+    let mut builder = ToolDecl::builder(attrs.name)
+        .description(attrs.description)
+        .input_schema(input_schema)
+        .annotations(annotations)
+        .capabilities(attrs.caps);
+    if let Some(title) = attrs.title {
+        builder = builder.title(title);
+    }
+    if let Some(schema) = &typed.output.schema {
+        builder = builder.output_schema(schema.clone());
+    }
+    if let Some(ms) = attrs.timeout_ms {
+        builder = builder.timeout(Duration::from_millis(ms));
+    }
+    (builder, typed)
+}
+
+/// A typed tool whose function is async.
+pub fn tool_async<A, F, Fut, O>(attrs: ToolAttrs, f: F) -> ToolDecl
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = O> + Send + 'static,
+    O: Output,
+{
+    let (builder, typed) = builder::<A, O>(&attrs);
+    let f = Arc::new(f);
+    builder.handler(move |arguments, ctx| {
+        let decoded = typed.decode::<A>(arguments);
+        let typed = typed.clone();
+        let f = f.clone();
+        async move {
+            match decoded {
+                Ok(args) => typed.finish(f(args, ctx).await),
+                Err(invalid) => Ok(invalid),
+            }
+        }
+    })
+}
+
+/// A typed tool whose function is synchronous: it runs on the blocking pool.
+pub fn tool_blocking<A, F, O>(attrs: ToolAttrs, f: F) -> ToolDecl
+where
+    A: DeserializeOwned + JsonSchema + Send + 'static,
+    F: Fn(A, ToolContext) -> O + Send + Sync + 'static,
+    O: Output,
+{
+    let (builder, typed) = builder::<A, O>(&attrs);
+    builder.blocking_handler(move |arguments, ctx| match typed.decode::<A>(arguments) {
+        Ok(args) => typed.finish(f(args, ctx)),
+        Err(invalid) => Ok(invalid),
+    })
+}
+
+/// A parameter type a tool can take: it has a JSON form.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a tool parameter: it has no JSON form",
+    label = "this parameter's type must implement `serde::Deserialize` and `schemars::JsonSchema`",
+    note = "derive both on the type: `#[derive(serde::Deserialize, schemars::JsonSchema)]`"
+)]
+pub trait ToolArgument: DeserializeOwned + JsonSchema {}
+
+impl<T: DeserializeOwned + JsonSchema> ToolArgument for T {}
+
+/// Checked by generated code, at the parameter's span.
+pub fn assert_argument<T: ToolArgument>() {}
+
+/// A parameter type a prompt can take: prompt arguments are strings on the wire.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a prompt parameter: prompt arguments are strings",
+    label = "use `String`, or `Option<String>` for an optional argument",
+    note = "parse the string inside the prompt function if you need another type"
+)]
+pub trait PromptArgumentType {}
+
+impl PromptArgumentType for String {}
+impl PromptArgumentType for Option<String> {}
+
+/// Checked by generated code, at the parameter's span.
+pub fn assert_prompt_argument<T: PromptArgumentType>() {}
+
+/// Binds a method declaration to shared state: `Arc<T>` as is, or a clone of a
+/// `T: Clone` (generated code picks the first that applies).
+#[derive(Debug)]
+pub struct Binder<'a, T>(pub &'a T);
+
+/// Binding of an `Arc<T>` (preferred).
+pub trait BindArc {
+    /// The state type.
+    type Target;
+    /// The shared state.
+    fn bind(&self) -> Arc<Self::Target>;
+}
+
+impl<T> BindArc for Binder<'_, Arc<T>> {
+    type Target = T;
+    fn bind(&self) -> Arc<T> {
+        Arc::clone(self.0)
+    }
+}
+
+/// Binding of a clone of a `T: Clone` (fallback).
+pub trait BindClone {
+    /// The state type.
+    type Target;
+    /// The shared state.
+    fn bind(&self) -> Arc<Self::Target>;
+}
+
+impl<T: Clone> BindClone for &Binder<'_, T> {
+    type Target = T;
+    fn bind(&self) -> Arc<T> {
+        Arc::new(self.0.clone())
+    }
+}

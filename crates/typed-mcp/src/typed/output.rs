@@ -1,0 +1,180 @@
+//! The return type decides the reply: how a typed tool's value becomes a
+//! `CallToolResult`, and the output schema that goes with it.
+
+use std::sync::Arc;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Value, json};
+use typed_mcp_core::RpcError;
+use typed_mcp_core::wire::{CallToolResult, ContentBlock};
+
+use super::schema::{WRAPPED_RESULT_KEY, output_is_wrapped, output_schema_for};
+use crate::declare::{ToolError, ToolOutcome};
+
+/// What a return type declares, computed once per declaration.
+#[derive(Debug, Clone, Default)]
+pub struct OutputShape {
+    /// The output schema, for types with structured output.
+    pub schema: Option<Value>,
+    /// Whether structured values are wrapped under `result` (non-object roots).
+    pub wrapped: bool,
+    /// Checks structured output against `schema` (debug builds and tests only).
+    pub(crate) validator: Option<Arc<jsonschema::Validator>>,
+}
+
+impl OutputShape {
+    fn structured(schema: Value, wrapped: bool) -> Self {
+        let validator = if cfg!(debug_assertions) {
+            jsonschema::draft202012::options()
+                .build(&schema)
+                .ok()
+                .map(Arc::new)
+        } else {
+            None
+        };
+        OutputShape {
+            schema: Some(schema),
+            wrapped,
+            validator,
+        }
+    }
+
+    /// In debug builds, refuses structured content that does not match the
+    /// advertised schema: drift is a bug in the server, not in the client.
+    pub(crate) fn check(&self, tool: &str, result: &CallToolResult) -> Result<(), RpcError> {
+        let (Some(validator), Some(value)) = (&self.validator, &result.structured_content) else {
+            return Ok(());
+        };
+        if result.is_error() {
+            return Ok(());
+        }
+        let errors: Vec<String> = validator
+            .iter_errors(value)
+            .map(|e| e.to_string())
+            .collect();
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            tracing::error!(
+                tool,
+                ?errors,
+                "structured output does not match the output schema"
+            );
+            Err(RpcError::internal(format!(
+                "tool {tool:?} produced output that does not match its output schema: {}",
+                errors.join("; ")
+            )))
+        }
+    }
+}
+
+/// A typed tool's return value, turned into a reply.
+///
+/// Generated code wraps a function's value in one of the types of this module,
+/// chosen from the declared return type.
+pub trait Output: Send + 'static {
+    /// The output schema and wrapping of this type.
+    fn describe() -> OutputShape;
+    /// The reply for this value.
+    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome;
+}
+
+/// A value with a JSON form: `structuredContent` plus the same JSON as text.
+#[derive(Debug)]
+pub struct Structured<T>(pub T);
+
+impl<T: Serialize + JsonSchema + Send + 'static> Output for Structured<T> {
+    fn describe() -> OutputShape {
+        OutputShape::structured(output_schema_for::<T>(), output_is_wrapped::<T>())
+    }
+
+    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome {
+        let value = serde_json::to_value(self.0).map_err(|e| {
+            ToolError::Protocol(RpcError::internal(format!(
+                "the tool's result could not be encoded as JSON: {e}"
+            )))
+        })?;
+        let value = if shape.wrapped {
+            json!({ WRAPPED_RESULT_KEY: value })
+        } else {
+            value
+        };
+        Ok(CallToolResult::structured(value))
+    }
+}
+
+/// Content blocks (text, image, audio, links, embedded resources): no output schema.
+#[derive(Debug)]
+pub struct Contents(pub Vec<ContentBlock>);
+
+impl Output for Contents {
+    fn describe() -> OutputShape {
+        OutputShape::default()
+    }
+
+    fn into_outcome(self, _: &OutputShape) -> ToolOutcome {
+        Ok(CallToolResult::content(self.0))
+    }
+}
+
+/// A complete `CallToolResult`, sent as is.
+#[derive(Debug)]
+pub struct Raw(pub CallToolResult);
+
+impl Output for Raw {
+    fn describe() -> OutputShape {
+        OutputShape::default()
+    }
+
+    fn into_outcome(self, _: &OutputShape) -> ToolOutcome {
+        Ok(self.0)
+    }
+}
+
+/// No value: an empty content list.
+#[derive(Debug)]
+pub struct Unit;
+
+impl Output for Unit {
+    fn describe() -> OutputShape {
+        OutputShape::default()
+    }
+
+    fn into_outcome(self, _: &OutputShape) -> ToolOutcome {
+        Ok(CallToolResult::content(Vec::new()))
+    }
+}
+
+/// An optional value: `None` is a structured `null` (the schema allows it),
+/// not an error.
+#[derive(Debug)]
+pub struct Optional<T>(pub Option<T>);
+
+impl<T: Serialize + JsonSchema + Send + 'static> Output for Optional<T> {
+    fn describe() -> OutputShape {
+        Structured::<Option<T>>::describe()
+    }
+
+    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome {
+        Structured(self.0).into_outcome(shape)
+    }
+}
+
+/// A fallible value: `Ok` is replied like `P`; `Err` is an `isError` result
+/// with the error's message and its `source()` chain.
+#[derive(Debug)]
+pub struct Fallible<P, E>(pub Result<P, E>);
+
+impl<P: Output, E: std::error::Error + Send + 'static> Output for Fallible<P, E> {
+    fn describe() -> OutputShape {
+        P::describe()
+    }
+
+    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome {
+        match self.0 {
+            Ok(value) => value.into_outcome(shape),
+            Err(error) => Err(ToolError::from_error(&error)),
+        }
+    }
+}
