@@ -3,7 +3,7 @@
 //! problem is reported at once, by JSON path, in a stable order.
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
-use jsonschema::{JsonType, Validator};
+use jsonschema::{JsonType, ValidationError, Validator};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use typed_mcp_core::wire::{CallToolResult, ResultMeta};
@@ -43,28 +43,76 @@ impl ArgumentValidator {
     /// Every problem with `arguments`, sorted by path then keyword; empty when
     /// they are valid.
     pub fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {
-        let mut problems: Vec<ArgumentProblem> = self
-            .validator
-            .iter_errors(arguments)
-            .map(|error| {
-                let mut path = pointer_to_path(&error.instance_path().to_string());
-                let kind = error.kind();
-                if let ValidationErrorKind::Required { property } = kind {
-                    let name = property
-                        .as_str()
-                        .map_or_else(|| property.to_string(), str::to_owned);
-                    path = join(&path, &name);
-                }
-                ArgumentProblem {
-                    path,
-                    keyword: kind.keyword().to_owned(),
-                    message: describe(kind, &error.to_string()),
-                }
-            })
-            .collect();
+        let mut problems = Vec::new();
+        for error in self.validator.iter_errors(arguments) {
+            collect(&error, &mut problems);
+        }
         problems.sort_by(|a, b| (&a.path, &a.keyword).cmp(&(&b.path, &b.keyword)));
         problems.dedup();
         problems
+    }
+}
+
+/// Adds the problems one validation error stands for. A failed `anyOf`/`oneOf`
+/// (such as the nullable union of an `Option<T>`) is replaced by the errors of
+/// the one branch whose type matched, so the model reads `filter.tag: expected
+/// a string` rather than "not valid under any of the schemas".
+fn collect(error: &ValidationError<'_>, out: &mut Vec<ArgumentProblem>) {
+    let kind = error.kind();
+    let at = error.instance_path().to_string();
+    if let ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } =
+        kind
+    {
+        let type_mismatch = |branch: &Vec<ValidationError<'static>>| {
+            branch.len() == 1
+                && matches!(branch[0].kind(), ValidationErrorKind::Type { .. })
+                && branch[0].instance_path().to_string() == at
+        };
+        let matched: Vec<&Vec<ValidationError<'static>>> =
+            context.iter().filter(|b| !type_mismatch(b)).collect();
+        if let [branch] = matched.as_slice() {
+            for inner in branch.iter() {
+                collect(inner, out);
+            }
+            return;
+        }
+        if matched.is_empty() && !context.is_empty() {
+            let expected: Vec<&'static str> = context
+                .iter()
+                .filter_map(|b| match b[0].kind() {
+                    ValidationErrorKind::Type {
+                        kind: TypeKind::Single(t),
+                    } => Some(article(*t)),
+                    _ => None,
+                })
+                .collect();
+            out.push(problem(
+                &at,
+                "type",
+                format!("expected {}", expected.join(" or ")),
+            ));
+            return;
+        }
+    }
+    let mut path = pointer_to_path(&at);
+    if let ValidationErrorKind::Required { property } = kind {
+        let name = property
+            .as_str()
+            .map_or_else(|| property.to_string(), str::to_owned);
+        path = join(&path, &name);
+    }
+    out.push(ArgumentProblem {
+        path,
+        keyword: kind.keyword().to_owned(),
+        message: describe(kind, &error.to_string()),
+    });
+}
+
+fn problem(pointer: &str, keyword: &str, message: String) -> ArgumentProblem {
+    ArgumentProblem {
+        path: pointer_to_path(pointer),
+        keyword: keyword.to_owned(),
+        message,
     }
 }
 

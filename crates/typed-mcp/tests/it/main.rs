@@ -8,5 +8,6 @@ mod catalog;
 mod runtime;
 mod schema;
 mod support;
+mod typed_layer;
 mod validation;
 mod wire_types;

@@ -1,0 +1,564 @@
+//! The typed layer without macros: the Rust-type → JSON Schema mapping (one
+//! snapshot per row of the mapping), complete argument errors on the wire, the
+//! reply of each return shape (checked against the official schema by the
+//! client), and property tests that the schema and the serde form never drift.
+
+use std::collections::{BTreeMap, HashMap};
+
+use proptest::prelude::*;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use typed_mcp::__private::{
+    Contents, Fallible, Optional, Raw, Structured, ToolAttrs, Unit, tool_async, tool_blocking,
+};
+use typed_mcp::typed::schema::{input_schema_for, output_schema_for, schema_for};
+use typed_mcp::wire::{CallToolResult, ContentBlock};
+use typed_mcp::{Server, ToolContext, ToolDecl};
+
+use crate::schema::client;
+
+fn attrs(name: &'static str) -> ToolAttrs {
+    ToolAttrs {
+        name,
+        title: None,
+        description: "A typed tool.",
+        read_only: false,
+        destructive: None,
+        idempotent: None,
+        open_world: None,
+        timeout_ms: None,
+        caps: &[],
+    }
+}
+
+/// The schema of a single property of a one-field arguments struct, with the
+/// struct's required list.
+fn property<T: JsonSchema>() -> Value {
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct One<T> {
+        /// The value.
+        value: T,
+    }
+    let schema = input_schema_for::<One<T>>();
+    let mut property = schema["properties"]["value"].clone();
+    property.as_object_mut().unwrap().remove("description");
+    property
+}
+
+// ---------------------------------------------------------------------------
+// The mapping, row by row
+// ---------------------------------------------------------------------------
+
+#[test]
+fn strings_floats_and_booleans() {
+    assert_eq!(property::<String>(), json!({"type": "string"}));
+    assert_eq!(
+        property::<f64>(),
+        json!({"type": "number", "format": "double"})
+    );
+    assert_eq!(
+        property::<f32>(),
+        json!({"type": "number", "format": "float"})
+    );
+    assert_eq!(property::<bool>(), json!({"type": "boolean"}));
+}
+
+#[test]
+fn every_integer_width_carries_its_bounds() {
+    fn bounds<T: JsonSchema>() -> (Value, Value) {
+        let p = property::<T>();
+        assert_eq!(p["type"], "integer", "{p}");
+        (p["minimum"].clone(), p["maximum"].clone())
+    }
+    assert_eq!(bounds::<i8>(), (json!(-128), json!(127)));
+    assert_eq!(bounds::<i16>(), (json!(-32768), json!(32767)));
+    assert_eq!(bounds::<i32>(), (json!(i32::MIN), json!(i32::MAX)));
+    assert_eq!(bounds::<i64>(), (json!(i64::MIN), json!(i64::MAX)));
+    assert_eq!(
+        bounds::<isize>(),
+        (json!(isize::MIN as i64), json!(isize::MAX as i64))
+    );
+    assert_eq!(bounds::<u8>(), (json!(0), json!(255)));
+    assert_eq!(bounds::<u16>(), (json!(0), json!(65535)));
+    assert_eq!(bounds::<u32>(), (json!(0), json!(u32::MAX)));
+    assert_eq!(bounds::<u64>(), (json!(0), json!(u64::MAX)));
+    assert_eq!(bounds::<usize>(), (json!(0), json!(usize::MAX as u64)));
+}
+
+#[test]
+fn arrays_and_maps() {
+    assert_eq!(
+        property::<Vec<String>>(),
+        json!({"type": "array", "items": {"type": "string"}})
+    );
+    let map = json!({"type": "object", "additionalProperties": {"type": "boolean"}});
+    assert_eq!(property::<HashMap<String, bool>>(), map);
+    assert_eq!(property::<BTreeMap<String, bool>>(), map);
+}
+
+#[test]
+fn options_are_nullable_and_not_required() {
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Args {
+        /// Required.
+        a: String,
+        /// Optional.
+        b: Option<String>,
+    }
+    let schema = input_schema_for::<Args>();
+    assert_eq!(schema["required"], json!(["a"]));
+    assert_eq!(schema["properties"]["b"]["type"], json!(["string", "null"]));
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+enum Priority {
+    Low,
+    High,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+enum Shape {
+    Circle(f64),
+    Rect { w: u32, h: u32 },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+struct Meters(f64);
+
+/// A nested model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Filter {
+    /// Tag to match.
+    tag: String,
+    /// Most results.
+    limit: Option<u8>,
+}
+
+#[test]
+fn field_less_enums_are_enums_and_data_enums_are_one_of() {
+    let schema = schema_for::<Priority>();
+    assert_eq!(schema["type"], "string");
+    assert_eq!(schema["enum"], json!(["Low", "High"]));
+    let schema = schema_for::<Shape>();
+    let variants = schema["oneOf"].as_array().expect("oneOf");
+    assert_eq!(variants.len(), 2);
+    // serde's externally tagged form: {"Variant": payload}.
+    assert_eq!(variants[0]["required"], json!(["Circle"]));
+    assert_eq!(variants[1]["required"], json!(["Rect"]));
+    assert_eq!(
+        variants[1]["properties"]["Rect"]["required"],
+        json!(["w", "h"])
+    );
+}
+
+#[test]
+fn newtypes_are_their_inner_type_and_structs_are_closed_objects() {
+    assert_eq!(schema_for::<Meters>()["type"], "number");
+    let schema = schema_for::<Filter>();
+    assert_eq!(schema["type"], "object");
+    assert_eq!(schema["required"], json!(["tag"]));
+    assert_eq!(schema["additionalProperties"], json!(false));
+}
+
+fn five() -> u32 {
+    5
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)]
+struct Search {
+    /// What to look for.
+    #[schemars(length(min = 2), regex(pattern = r"^[a-z ]+$"))]
+    query: String,
+    /// How many results.
+    #[serde(default = "five")]
+    #[schemars(default = "five", range(min = 1, max = 50))]
+    limit: u32,
+    /// Only these.
+    filter: Option<Filter>,
+    /// Sort order.
+    priority: Option<Priority>,
+}
+
+#[test]
+fn defaults_and_constraints_appear_in_the_schema() {
+    let schema = input_schema_for::<Search>();
+    assert_eq!(schema["required"], json!(["query"]));
+    assert_eq!(schema["additionalProperties"], json!(false));
+    let limit = &schema["properties"]["limit"];
+    assert_eq!(limit["default"], json!(5));
+    assert_eq!(
+        (limit["minimum"].clone(), limit["maximum"].clone()),
+        (json!(1), json!(50))
+    );
+    let query = &schema["properties"]["query"];
+    assert_eq!(query["minLength"], json!(2));
+    assert_eq!(query["pattern"], json!("^[a-z ]+$"));
+    assert!(schema.get("title").is_none(), "{schema}");
+}
+
+// ---------------------------------------------------------------------------
+// Complete argument errors, on the wire
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Found {
+    query: String,
+    limit: u32,
+}
+
+fn search_tool() -> ToolDecl {
+    tool_async(
+        attrs("search"),
+        |args: Search, _ctx: ToolContext| async move {
+            Structured(Found {
+                query: args.query,
+                limit: args.limit,
+            })
+        },
+    )
+}
+
+#[tokio::test]
+async fn every_bad_argument_is_reported_at_once_and_none_reaches_the_handler() {
+    let server = Server::new("typed", "0.1.0")
+        .tool(search_tool())
+        .build()
+        .unwrap();
+    let client = client(server);
+    let response = client
+        .call_tool(
+            "search",
+            json!({"limit": "ten", "filter": {"tag": 3, "extra": true}, "colour": "red"}),
+        )
+        .await;
+    let result = response.result();
+    assert_eq!(result["isError"], true);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "invalid arguments for tool \"search\":",
+            "- (arguments): unknown field(s): colour",
+            "- filter: unknown field(s): extra",
+            "- filter.tag: expected a string",
+            "- limit: expected an integer",
+            "- query: this field is required",
+        ]
+    );
+    let problems = result["_meta"]["rs.typed-mcp/argumentErrors"]
+        .as_array()
+        .unwrap();
+    assert_eq!(problems.len(), 5);
+    assert_eq!(
+        problems[3],
+        json!({"path": "limit", "keyword": "type", "message": "expected an integer"})
+    );
+    assert!(result.get("structuredContent").is_none());
+}
+
+#[tokio::test]
+async fn constraints_are_enforced_and_defaults_applied() {
+    let server = Server::new("typed", "0.1.0")
+        .tool(search_tool())
+        .build()
+        .unwrap();
+    let client = client(server);
+    let bad = client
+        .call_tool("search", json!({"query": "A", "limit": 99}))
+        .await;
+    let text = bad.result()["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(text.contains("- limit: must be at most 50"), "{text}");
+    assert!(
+        text.contains("- query: must be at least 2 characters long"),
+        "{text}"
+    );
+    assert!(
+        text.contains("- query: must match the pattern ^[a-z ]+$"),
+        "{text}"
+    );
+    let good = client
+        .call_tool("search", json!({"query": "red shoes"}))
+        .await;
+    assert_eq!(
+        good.result()["structuredContent"],
+        json!({"query": "red shoes", "limit": 5})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Return shapes
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Flag {
+    /// Choose the branch.
+    #[serde(default)]
+    fail: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the desk is closed")]
+struct DeskClosed(#[source] std::io::Error);
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct Ticket {
+    id: u32,
+    title: String,
+}
+
+fn shapes_server() -> Server {
+    Server::new("shapes", "0.1.0")
+        .tool(tool_async(attrs("object"), |_: Flag, _ctx| async {
+            Structured(Ticket {
+                id: 7,
+                title: "Printer".into(),
+            })
+        }))
+        .tool(tool_blocking(attrs("integer"), |_: Flag, _ctx| {
+            Structured(42_i64)
+        }))
+        .tool(tool_async(attrs("maybe"), |f: Flag, _ctx| async move {
+            Optional((!f.fail).then_some(Ticket {
+                id: 1,
+                title: "x".into(),
+            }))
+        }))
+        .tool(tool_async(attrs("fallible"), |f: Flag, _ctx| async move {
+            let result: Result<Ticket, DeskClosed> = if f.fail {
+                Err(DeskClosed(std::io::Error::other("power cut")))
+            } else {
+                Ok(Ticket {
+                    id: 2,
+                    title: "ok".into(),
+                })
+            };
+            Fallible(result.map(Structured))
+        }))
+        .tool(tool_async(attrs("contents"), |_: Flag, _ctx| async {
+            Contents(vec![
+                ContentBlock::text("hello"),
+                ContentBlock::image("iVBORw0KGgo=", "image/png"),
+            ])
+        }))
+        .tool(tool_async(attrs("raw"), |_: Flag, _ctx| async {
+            Raw(CallToolResult::text("as is"))
+        }))
+        .tool(tool_async(attrs("unit"), |_: Flag, _ctx| async { Unit }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn output_schemas_follow_the_return_type() {
+    let client = client(shapes_server());
+    let tools = client.list_tools(None).await;
+    let tools = tools.result()["tools"].as_array().unwrap().clone();
+    let schema_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap()
+            .get("outputSchema")
+            .cloned()
+    };
+    assert_eq!(
+        schema_of("object").unwrap()["required"],
+        json!(["id", "title"])
+    );
+    let integer = schema_of("integer").unwrap();
+    assert_eq!(integer["type"], "object");
+    assert_eq!(integer["properties"]["result"]["type"], "integer");
+    assert_eq!(integer["required"], json!(["result"]));
+    let maybe = schema_of("maybe").unwrap();
+    assert_eq!(maybe["required"], json!(["result"]), "{maybe}");
+    assert_eq!(
+        schema_of("fallible").unwrap()["required"],
+        json!(["id", "title"])
+    );
+    for name in ["contents", "raw", "unit"] {
+        assert_eq!(schema_of(name), None, "{name}");
+    }
+}
+
+#[tokio::test]
+async fn each_return_shape_replies_as_documented() {
+    let client = client(shapes_server());
+    let call = |name: &'static str, fail: bool| {
+        let client = &client;
+        async move {
+            client
+                .call_tool(name, json!({"fail": fail}))
+                .await
+                .result()
+                .clone()
+        }
+    };
+    let object = call("object", false).await;
+    assert_eq!(
+        object["structuredContent"],
+        json!({"id": 7, "title": "Printer"})
+    );
+    assert_eq!(
+        object["content"][0]["text"],
+        r#"{"id":7,"title":"Printer"}"#
+    );
+
+    let integer = call("integer", false).await;
+    assert_eq!(integer["structuredContent"], json!({"result": 42}));
+
+    let none = call("maybe", true).await;
+    assert_eq!(none["structuredContent"], json!({"result": null}));
+    assert!(
+        none.get("isError").is_none(),
+        "None is not an error: {none}"
+    );
+
+    let failed = call("fallible", true).await;
+    assert_eq!(failed["isError"], true);
+    assert_eq!(
+        failed["content"][0]["text"],
+        "the desk is closed: power cut"
+    );
+    let ok = call("fallible", false).await;
+    assert_eq!(ok["structuredContent"]["id"], 2);
+
+    let contents = call("contents", false).await;
+    assert_eq!(contents["content"][1]["type"], "image");
+    assert!(contents.get("structuredContent").is_none());
+    assert_eq!(call("raw", false).await["content"][0]["text"], "as is");
+    assert_eq!(call("unit", false).await["content"], json!([]));
+}
+
+#[tokio::test]
+async fn a_timed_out_call_is_a_tool_error() {
+    let mut slow = attrs("slow");
+    slow.timeout_ms = Some(20);
+    let server = Server::new("timeouts", "0.1.0")
+        .tool(tool_async(slow, |_: Flag, _ctx| async {
+            tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+            Unit
+        }))
+        .build()
+        .unwrap();
+    let result = client(server).call_tool("slow", json!({})).await;
+    assert_eq!(result.result()["isError"], true);
+    assert_eq!(
+        result.result()["content"][0]["text"],
+        "tool \"slow\" timed out after 20 ms"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// No drift: generated values fit the schema, and what the schema accepts decodes
+// ---------------------------------------------------------------------------
+
+fn accepts(schema: &Value, value: &Value) -> Result<(), String> {
+    let validator = jsonschema::draft202012::options()
+        .build(schema)
+        .map_err(|e| e.to_string())?;
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| e.to_string())
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors.join("; "))
+    }
+}
+
+/// Serializing `value` gives JSON its schema accepts, and that JSON decodes
+/// back to the same value.
+fn round_trip<T>(value: &T) -> Result<(), TestCaseError>
+where
+    T: Serialize + serde::de::DeserializeOwned + JsonSchema + PartialEq + std::fmt::Debug,
+{
+    let json = serde_json::to_value(value).unwrap();
+    let schema = schema_for::<T>();
+    accepts(&schema, &json).map_err(|e| TestCaseError::fail(format!("{json}: {e}")))?;
+    let back: T = serde_json::from_value(json.clone())
+        .map_err(|e| TestCaseError::fail(format!("{json} does not decode: {e}")))?;
+    prop_assert_eq!(&back, value);
+    Ok(())
+}
+
+fn priority() -> impl Strategy<Value = Priority> {
+    prop_oneof![Just(Priority::Low), Just(Priority::High)]
+}
+
+fn shape() -> impl Strategy<Value = Shape> {
+    prop_oneof![
+        (-1e9f64..1e9).prop_map(Shape::Circle),
+        (any::<u32>(), any::<u32>()).prop_map(|(w, h)| Shape::Rect { w, h }),
+    ]
+}
+
+fn filter() -> impl Strategy<Value = Filter> {
+    (".{0,12}", proptest::option::of(any::<u8>())).prop_map(|(tag, limit)| Filter { tag, limit })
+}
+
+proptest! {
+    #[test]
+    fn integers_of_every_width(a in any::<i8>(), b in any::<i64>(), c in any::<u64>(), d in any::<usize>(), e in any::<i32>()) {
+        round_trip(&a)?;
+        round_trip(&b)?;
+        round_trip(&c)?;
+        round_trip(&d)?;
+        round_trip(&e)?;
+    }
+
+    #[test]
+    fn strings_floats_booleans(s in ".{0,40}", f in -1e12f64..1e12, b in any::<bool>()) {
+        round_trip(&s)?;
+        round_trip(&f)?;
+        round_trip(&b)?;
+    }
+
+    #[test]
+    fn collections(v in proptest::collection::vec(".{0,8}", 0..5), m in proptest::collection::btree_map(".{0,8}", any::<i16>(), 0..5), o in proptest::option::of(any::<u16>())) {
+        round_trip(&v)?;
+        round_trip(&m)?;
+        round_trip(&o)?;
+    }
+
+    #[test]
+    fn enums_newtypes_and_structs(p in priority(), s in shape(), m in (-1e6f64..1e6).prop_map(Meters), f in filter()) {
+        round_trip(&p)?;
+        round_trip(&s)?;
+        round_trip(&m)?;
+        round_trip(&f)?;
+    }
+
+    #[test]
+    fn what_the_input_schema_accepts_decodes(query in "[a-z ]{2,20}", limit in proptest::option::of(1u32..=50), tag in proptest::option::of(".{0,8}")) {
+        let mut args = json!({"query": query});
+        if let Some(limit) = limit {
+            args["limit"] = json!(limit);
+        }
+        if let Some(tag) = tag {
+            args["filter"] = json!({"tag": tag});
+        }
+        let schema = input_schema_for::<Search>();
+        accepts(&schema, &args).map_err(TestCaseError::fail)?;
+        let decoded: Result<Search, _> = serde_json::from_value(args.clone());
+        prop_assert!(decoded.is_ok(), "{} does not decode: {:?}", args, decoded.err());
+    }
+}
+
+#[test]
+fn output_schemas_of_wrapped_values_accept_the_wrapped_value() {
+    let schema = output_schema_for::<Vec<Priority>>();
+    accepts(&schema, &json!({"result": ["Low", "High"]})).unwrap();
+    assert!(accepts(&schema, &json!(["Low"])).is_err());
+}
