@@ -1,0 +1,273 @@
+//! Streamable HTTP for [`typed_mcp`] servers (MCP revision 2026-07-28).
+//!
+//! This crate turns a built [`Server`] into an [axum](https://docs.rs/axum)
+//! [`Router`] that the application nests in its own app. The application owns
+//! everything around it: the listener, TLS, middleware and authentication.
+//! A stdio-only server does not depend on this crate and compiles no HTTP stack.
+//!
+//! ```no_run
+//! use serde_json::json;
+//! use typed_mcp::wire::CallToolResult;
+//! use typed_mcp::{Server, ToolDecl};
+//! use typed_mcp_http::HttpServer;
+//!
+//! #[tokio::main]
+//! async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let server = Server::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+//!         .tool(
+//!             ToolDecl::builder("ping_back")
+//!                 .description("Answer pong.")
+//!                 .handler(|_args, _ctx| async { Ok(CallToolResult::text("pong")) }),
+//!         )
+//!         .build()?;
+//!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+//!     let mcp = HttpServer::new(server)
+//!         .bind_address(listener.local_addr()?)
+//!         .into_router()?;
+//!     let app = axum::Router::new().nest("/mcp", mcp);
+//!     axum::serve(listener, app).await?;
+//!     Ok(())
+//! }
+//! ```
+//!
+//! # What the endpoint does
+//!
+//! Every JSON-RPC message arrives as its own `POST`:
+//!
+//! | request | answer |
+//! |---|---|
+//! | `Host` or `Origin` not allowed (see below) | `403` |
+//! | not `POST` (`GET`, `DELETE`, ...) | `405` with `Allow: POST` |
+//! | `Accept` allows neither `application/json` nor `text/event-stream` | `406` |
+//! | `Content-Type` not `application/json` | `415` |
+//! | body over the server's `max_message_bytes` | `413`, `-32600` |
+//! | a notification | `202`, no body |
+//! | anything the router answers (errors, lists, `server/discover`) | the router's status (`400` for malformed input, header, envelope and version errors, `404` for `-32601`, `200` otherwise) |
+//! | a call without `progressToken` or `logLevel` in `_meta` | `200`, the response as `application/json` |
+//! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent |
+//!
+//! Every body is one line of JSON; refusals by the transport itself carry an
+//! id-less `-32600` error saying why. The `MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name` and `Mcp-Param-*` headers are checked against the body by the
+//! router (`-32020`, `400`).
+//!
+//! Closing the response stream (a client that disconnects or gives up) cancels
+//! the call: its handler's future is dropped and nothing more is sent for it.
+//! Every `POST` is a separate call with its own id space, so ids from
+//! different clients never collide; the server's `max_concurrent` limit is
+//! shared by all of them.
+//!
+//! # DNS-rebinding protection
+//!
+//! A server bound to a loopback address (the default when
+//! [`HttpServer::bind_address`] is not called) answers only requests whose
+//! `Host` is `localhost`, `127.0.0.1` or `[::1]` (any port) and whose `Origin`,
+//! when present, is `http://` or `https://` one of those names. Other names
+//! are added with [`HttpServer::allow_hosts`] and [`HttpServer::allow_origins`].
+//! A refused request gets `403`, a body saying why, and a `tracing` warning.
+//!
+//! A router for any other address is built only when it is protected: either
+//! the application lists the host names clients reach it by
+//! ([`allow_hosts`](HttpServer::allow_hosts)), or it declares that its own
+//! authentication layer guards the endpoint
+//! ([`require_authentication`](HttpServer::require_authentication)).
+
+#![warn(missing_docs, unreachable_pub)]
+#![forbid(unsafe_code)]
+
+mod endpoint;
+mod negotiate;
+mod protect;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::any;
+use typed_mcp::Server;
+
+pub use axum;
+
+use endpoint::Endpoint;
+use protect::Protection;
+
+/// Why a router could not be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HttpError {
+    /// The bind address is not loopback and nothing protects the endpoint.
+    #[error(
+        "refusing to serve MCP on {address} without protection: it is not a loopback address, so any web page a user visits could reach it through DNS rebinding. Either list the host names clients use to reach this server with `allow_hosts([...])` (requests naming any other Host are refused), or put an authentication layer in front of the router and call `require_authentication()`"
+    )]
+    UnprotectedBind {
+        /// The configured bind address.
+        address: SocketAddr,
+    },
+    /// An [`HttpServer::allow_hosts`] entry is malformed.
+    #[error("invalid allow_hosts entry {entry:?}: {reason}")]
+    InvalidAllowedHost {
+        /// The entry as given.
+        entry: String,
+        /// What was expected.
+        reason: String,
+    },
+    /// An [`HttpServer::allow_origins`] entry is malformed.
+    #[error("invalid allow_origins entry {entry:?}: {reason}")]
+    InvalidAllowedOrigin {
+        /// The entry as given.
+        entry: String,
+        /// What was expected.
+        reason: String,
+    },
+    /// A [`HttpServer::mount`] path is not a plain absolute path.
+    #[error(
+        "invalid mount path {path:?}: expected an absolute path such as \"/mcp\", without captures or wildcards"
+    )]
+    InvalidPath {
+        /// The path as given.
+        path: String,
+    },
+}
+
+/// Serves a [`Server`] over Streamable HTTP: settings, then
+/// [`into_router`](Self::into_router) or [`mount`](Self::mount).
+#[must_use = "an HttpServer does nothing until it is turned into a router"]
+#[derive(Debug)]
+pub struct HttpServer {
+    server: Server,
+    bind: Option<SocketAddr>,
+    allow_hosts: Vec<String>,
+    allow_origins: Vec<String>,
+    authenticated: bool,
+}
+
+impl HttpServer {
+    /// Streamable HTTP for this server, protected as a loopback server until
+    /// [`bind_address`](Self::bind_address) says otherwise.
+    pub fn new(server: Server) -> Self {
+        HttpServer {
+            server,
+            bind: None,
+            allow_hosts: Vec::new(),
+            allow_origins: Vec::new(),
+            authenticated: false,
+        }
+    }
+
+    /// The address the application's listener is bound to (e.g.
+    /// `listener.local_addr()?`). A loopback address, or none, turns on
+    /// loopback-only `Host` and `Origin` checks; any other address needs
+    /// [`allow_hosts`](Self::allow_hosts) or
+    /// [`require_authentication`](Self::require_authentication).
+    pub fn bind_address(mut self, address: SocketAddr) -> Self {
+        self.bind = Some(address);
+        self
+    }
+
+    /// Host names (as clients send them in `Host`) accepted besides the
+    /// loopback names: `"mcp.example.com"` allows any port,
+    /// `"mcp.example.com:8443"` only that one, IPv6 addresses go in brackets.
+    /// On a non-loopback bind, `Host` is then checked against this list.
+    /// Names compare case-insensitively; calls add to the list.
+    pub fn allow_hosts<I, S>(mut self, hosts: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow_hosts.extend(hosts.into_iter().map(Into::into));
+        self
+    }
+
+    /// Origins (`scheme://host[:port]`, as browsers send `Origin`) accepted
+    /// besides `http(s)://` loopback names. A request with any other `Origin`
+    /// is refused, whatever the bind address. Calls add to the list.
+    pub fn allow_origins<I, S>(mut self, origins: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.allow_origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// Declares that the application authenticates every request before it
+    /// reaches this router (an axum layer or middleware of its own), which
+    /// allows a non-loopback bind without [`allow_hosts`](Self::allow_hosts).
+    ///
+    /// typed-mcp implements no authentication itself and does not check that
+    /// the layer exists: the application must install it.
+    pub fn require_authentication(mut self) -> Self {
+        self.authenticated = true;
+        self
+    }
+
+    /// Whether [`require_authentication`](Self::require_authentication) was
+    /// called.
+    pub fn requires_authentication(&self) -> bool {
+        self.authenticated
+    }
+
+    /// A router serving the MCP endpoint at its root `/`, for the application
+    /// to nest where it likes (`Router::new().nest("/mcp", router)`).
+    ///
+    /// # Errors
+    ///
+    /// [`HttpError::UnprotectedBind`] for a non-loopback bind address with
+    /// neither allowed hosts nor required authentication; an `Invalid*` error
+    /// for a malformed allow-list entry.
+    pub fn into_router(self) -> Result<Router, HttpError> {
+        self.mount("/")
+    }
+
+    /// A router serving the MCP endpoint at exactly `path` (e.g. `"/mcp"`),
+    /// to merge into the application's router or serve as it is.
+    ///
+    /// # Errors
+    ///
+    /// As [`into_router`](Self::into_router), and [`HttpError::InvalidPath`]
+    /// when `path` does not start with `/` or holds a capture or wildcard.
+    pub fn mount(self, path: &str) -> Result<Router, HttpError> {
+        if !path.starts_with('/') || path.contains(['{', '}', '*']) {
+            return Err(HttpError::InvalidPath {
+                path: path.to_owned(),
+            });
+        }
+        let protection = Protection::new(
+            self.bind,
+            &self.allow_hosts,
+            &self.allow_origins,
+            self.authenticated,
+        )?;
+        let endpoint = Arc::new(Endpoint {
+            server: self.server,
+            protection,
+        });
+        Ok(Router::new().route(path, any(endpoint::handle).with_state(endpoint)))
+    }
+}
+
+/// `server.into_router()` and `server.http()` on a built [`Server`].
+pub trait ServerExt {
+    /// The HTTP settings for this server ([`HttpServer::new`]).
+    fn http(self) -> HttpServer;
+
+    /// A loopback-protected router serving the endpoint at `/`
+    /// ([`HttpServer::into_router`] with default settings).
+    ///
+    /// # Errors
+    ///
+    /// None with the default settings; the `Result` matches
+    /// [`HttpServer::into_router`].
+    fn into_router(self) -> Result<Router, HttpError>;
+}
+
+impl ServerExt for Server {
+    fn http(self) -> HttpServer {
+        HttpServer::new(self)
+    }
+
+    fn into_router(self) -> Result<Router, HttpError> {
+        HttpServer::new(self).into_router()
+    }
+}

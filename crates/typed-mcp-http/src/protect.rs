@@ -1,0 +1,325 @@
+//! DNS-rebinding protection: which `Host` and `Origin` values a request may carry.
+//!
+//! A web page an attacker controls can make a browser send requests to a server
+//! on the user's machine by rebinding its own host name to `127.0.0.1`. Those
+//! requests carry the attacker's name in `Host` (and usually in `Origin`), so a
+//! server that only answers to loopback names, or to names the application
+//! lists, is out of reach.
+
+use std::net::SocketAddr;
+
+use http::HeaderMap;
+use http::header::{HOST, ORIGIN};
+
+use crate::HttpError;
+
+/// The names a loopback server answers to (with any port).
+const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
+
+/// A `Host` allow-list entry: a name, and the one port it allows (any when
+/// `None`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct HostEntry {
+    name: String,
+    port: Option<u16>,
+}
+
+/// What the endpoint accepts in `Host` and `Origin`.
+#[derive(Debug, Clone)]
+pub(crate) struct Protection {
+    /// Check `Host` at all: always on a loopback bind, and on another bind
+    /// when the application listed hosts.
+    check_host: bool,
+    hosts: Vec<HostEntry>,
+    /// Lower-case `scheme://host[:port]` values accepted besides loopback ones.
+    origins: Vec<String>,
+}
+
+impl Protection {
+    /// The policy for a server bound to `bind` (loopback when `None`), or the
+    /// reason it would be unprotected.
+    pub(crate) fn new(
+        bind: Option<SocketAddr>,
+        hosts: &[String],
+        origins: &[String],
+        authenticated: bool,
+    ) -> Result<Protection, HttpError> {
+        let hosts = hosts
+            .iter()
+            .map(|h| parse_host_entry(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let origins = origins
+            .iter()
+            .map(|o| parse_origin_entry(o))
+            .collect::<Result<Vec<_>, _>>()?;
+        let loopback = bind.is_none_or(|addr| addr.ip().is_loopback());
+        if !loopback && hosts.is_empty() && !authenticated {
+            let address = bind.expect("a non-loopback bind is a given address");
+            return Err(HttpError::UnprotectedBind { address });
+        }
+        Ok(Protection {
+            check_host: loopback || !hosts.is_empty(),
+            hosts,
+            origins,
+        })
+    }
+
+    /// `Ok` when the request may proceed, else the reason to refuse it (403).
+    ///
+    /// `authority` is the request URI's authority, which stands in for `Host`
+    /// on HTTP/2.
+    pub(crate) fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), String> {
+        if self.check_host {
+            let host = match headers.get(HOST) {
+                Some(value) => Some(
+                    value
+                        .to_str()
+                        .map_err(|_| "the Host header is not visible ASCII".to_owned())?,
+                ),
+                None => authority,
+            };
+            let Some(host) = host else {
+                return Err("the Host header is required".to_owned());
+            };
+            if !self.host_allowed(host) {
+                return Err(format!(
+                    "Host {host:?} is not allowed: this server answers to {}",
+                    self.describe_hosts()
+                ));
+            }
+        }
+        if let Some(origin) = headers.get(ORIGIN) {
+            let origin = origin
+                .to_str()
+                .map_err(|_| "the Origin header is not visible ASCII".to_owned())?;
+            if !self.origin_allowed(origin) {
+                return Err(format!(
+                    "Origin {origin:?} is not allowed: this server accepts requests from {}",
+                    self.describe_origins()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let Some((name, port)) = split_host_port(host) else {
+            return false;
+        };
+        let name = name.to_ascii_lowercase();
+        LOOPBACK_NAMES.contains(&name.as_str())
+            || self
+                .hosts
+                .iter()
+                .any(|e| e.name == name && e.port.is_none_or(|p| Some(p) == port))
+    }
+
+    fn origin_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim().to_ascii_lowercase();
+        if self.origins.contains(&origin) {
+            return true;
+        }
+        let Some(rest) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        split_host_port(rest).is_some_and(|(name, _)| LOOPBACK_NAMES.contains(&name))
+    }
+
+    fn describe_hosts(&self) -> String {
+        let mut names: Vec<String> = LOOPBACK_NAMES.iter().map(|n| (*n).to_owned()).collect();
+        names.extend(self.hosts.iter().map(|e| match e.port {
+            Some(port) => format!("{}:{port}", e.name),
+            None => e.name.clone(),
+        }));
+        format!(
+            "{} (any port unless one is given); list more names with allow_hosts",
+            names.join(", ")
+        )
+    }
+
+    fn describe_origins(&self) -> String {
+        let mut origins = vec!["http(s)://localhost, 127.0.0.1 or [::1] (any port)".to_owned()];
+        origins.extend(self.origins.iter().cloned());
+        format!("{}; list more with allow_origins", origins.join(", "))
+    }
+}
+
+/// Splits `name[:port]` or `[v6][:port]` into the lower-case-able name (IPv6
+/// addresses keep their brackets) and the port. `None` when malformed.
+fn split_host_port(host: &str) -> Option<(&str, Option<u16>)> {
+    let host = host.trim();
+    let (name, port) = if host.starts_with('[') {
+        let end = host.find(']')?;
+        let (name, rest) = host.split_at(end + 1);
+        match rest {
+            "" => (name, None),
+            _ => (name, Some(rest.strip_prefix(':')?)),
+        }
+    } else {
+        match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        }
+    };
+    if name.is_empty() || name.contains(['/', '@', ' ', '\t']) {
+        return None;
+    }
+    let port = match port {
+        None => None,
+        Some(p) => Some(p.parse::<u16>().ok()?),
+    };
+    Some((name, port))
+}
+
+fn parse_host_entry(entry: &str) -> Result<HostEntry, HttpError> {
+    let invalid = |reason: &str| HttpError::InvalidAllowedHost {
+        entry: entry.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if entry.contains("://") {
+        return Err(invalid(
+            "give a host name as clients send it in Host (e.g. \"mcp.example.com\" or \"mcp.example.com:8443\"), without a scheme",
+        ));
+    }
+    let (name, port) =
+        split_host_port(entry).ok_or_else(|| invalid("expected name, name:port or [v6]:port"))?;
+    if name.contains(':') && !name.starts_with('[') {
+        return Err(invalid("write an IPv6 address in brackets, e.g. \"[::1]\""));
+    }
+    Ok(HostEntry {
+        name: name.to_ascii_lowercase(),
+        port,
+    })
+}
+
+fn parse_origin_entry(entry: &str) -> Result<String, HttpError> {
+    let origin = entry.trim().trim_end_matches('/').to_ascii_lowercase();
+    let rest = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    match rest {
+        Some(rest) if split_host_port(rest).is_some() => Ok(origin),
+        _ => Err(HttpError::InvalidAllowedOrigin {
+            entry: entry.to_owned(),
+            reason: "expected scheme://host[:port] as browsers send it, e.g. \"https://app.example.com\""
+                .to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    fn headers(host: Option<&str>, origin: Option<&str>) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        if let Some(host) = host {
+            h.insert(HOST, HeaderValue::from_str(host).unwrap());
+        }
+        if let Some(origin) = origin {
+            h.insert(ORIGIN, HeaderValue::from_str(origin).unwrap());
+        }
+        h
+    }
+
+    fn loopback() -> Protection {
+        Protection::new(None, &[], &[], false).unwrap()
+    }
+
+    #[test]
+    fn loopback_names_with_any_port_pass() {
+        let p = loopback();
+        for host in [
+            "localhost",
+            "LOCALHOST:3000",
+            "127.0.0.1:1",
+            "[::1]",
+            "[::1]:8080",
+        ] {
+            assert_eq!(p.check(&headers(Some(host), None), None), Ok(()), "{host}");
+        }
+        for origin in [
+            "http://localhost:3000",
+            "https://127.0.0.1",
+            "http://[::1]:9",
+        ] {
+            assert_eq!(
+                p.check(&headers(Some("localhost"), Some(origin)), None),
+                Ok(()),
+                "{origin}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_names_are_refused() {
+        let p = loopback();
+        for host in [
+            "evil.example.com",
+            "localhost.evil.com",
+            "127.0.0.2",
+            "[::2]",
+            "localhost:notaport",
+            "",
+        ] {
+            assert!(p.check(&headers(Some(host), None), None).is_err(), "{host}");
+        }
+        assert!(p.check(&headers(None, None), None).is_err());
+        assert_eq!(p.check(&headers(None, None), Some("localhost:1")), Ok(()));
+        for origin in [
+            "http://evil.example.com",
+            "null",
+            "file://localhost",
+            "http://localhost.evil.com",
+        ] {
+            assert!(
+                p.check(&headers(Some("localhost"), Some(origin)), None)
+                    .is_err(),
+                "{origin}"
+            );
+        }
+    }
+
+    #[test]
+    fn allow_lists_extend_the_loopback_names() {
+        let p = Protection::new(
+            None,
+            &["mcp.example.com".into(), "other.example:8443".into()],
+            &["https://app.example.com/".into()],
+            false,
+        )
+        .unwrap();
+        let ok = |h: &str, o: Option<&str>| p.check(&headers(Some(h), o), None);
+        assert_eq!(ok("MCP.example.com:1234", None), Ok(()));
+        assert_eq!(ok("other.example:8443", None), Ok(()));
+        assert!(ok("other.example:8444", None).is_err());
+        assert_eq!(ok("localhost", Some("https://app.example.com")), Ok(()));
+        assert!(ok("localhost", Some("https://app.example.com:444")).is_err());
+    }
+
+    #[test]
+    fn a_public_bind_needs_hosts_or_authentication() {
+        let public: SocketAddr = "0.0.0.0:80".parse().unwrap();
+        let err = Protection::new(Some(public), &[], &[], false).unwrap_err();
+        assert!(matches!(err, HttpError::UnprotectedBind { .. }));
+        let p = Protection::new(Some(public), &[], &[], true).unwrap();
+        assert_eq!(p.check(&headers(Some("anything"), None), None), Ok(()));
+        assert!(
+            p.check(&headers(Some("anything"), Some("http://evil")), None)
+                .is_err()
+        );
+        let p = Protection::new(Some(public), &["mcp.example.com".into()], &[], false).unwrap();
+        assert!(p.check(&headers(Some("evil"), None), None).is_err());
+    }
+
+    #[test]
+    fn malformed_entries_are_refused() {
+        assert!(Protection::new(None, &["http://x".into()], &[], false).is_err());
+        assert!(Protection::new(None, &["::1".into()], &[], false).is_err());
+        assert!(Protection::new(None, &[], &["example.com".into()], false).is_err());
+    }
+}

@@ -1,0 +1,9 @@
+//! Streamable HTTP on the wire: a real server on a loopback port, a real client.
+
+mod build;
+mod headers;
+mod limits;
+mod protection;
+mod statuses;
+mod streaming;
+mod support;

@@ -1,0 +1,106 @@
+//! DNS-rebinding protection: Host and Origin.
+
+use serde_json::json;
+use typed_mcp_http::HttpServer;
+
+use crate::support::{Client, Probe, Req, serve, serve_default, server};
+
+fn discover() -> Req {
+    Req::rpc("server/discover", json!({}))
+}
+
+#[tokio::test]
+async fn a_foreign_host_is_403_and_says_why() {
+    let client = serve_default(&Probe::default()).await;
+    let reply = client
+        .send(&discover().header("host", "evil.example.com"))
+        .await;
+    let body = reply.assert_error(403, -32600);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("evil.example.com"), "{message}");
+    assert!(message.contains("allow_hosts"), "{message}");
+    assert!(body.get("id").is_none());
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_403_and_says_why() {
+    let client = serve_default(&Probe::default()).await;
+    let port = client.addr.port();
+    let req = discover()
+        .header("host", &format!("127.0.0.1:{port}"))
+        .header("origin", "http://evil.example.com");
+    let body = client.send(&req).await.assert_error(403, -32600);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("Origin"), "{message}");
+    // The conformance probe: both foreign.
+    let req = discover()
+        .header("host", "evil.example.com")
+        .header("origin", "http://evil.example.com");
+    assert_eq!(client.send(&req).await.status, 403);
+    // A refusal comes before every other check.
+    let get = Req::raw("")
+        .method(http::Method::GET)
+        .header("host", "evil.example.com");
+    assert_eq!(client.send(&get).await.status, 403);
+}
+
+#[tokio::test]
+async fn loopback_hosts_and_origins_with_ports_pass() {
+    let client = serve_default(&Probe::default()).await;
+    let port = client.addr.port();
+    let cases = [
+        (
+            format!("127.0.0.1:{port}"),
+            Some(format!("http://127.0.0.1:{port}")),
+        ),
+        (
+            format!("localhost:{port}"),
+            Some(format!("https://localhost:{port}")),
+        ),
+        (
+            format!("[::1]:{port}"),
+            Some("http://[::1]:9999".to_owned()),
+        ),
+        ("LOCALHOST".to_owned(), None),
+    ];
+    for (host, origin) in cases {
+        let mut req = discover().header("host", &host);
+        if let Some(origin) = &origin {
+            req = req.header("origin", origin);
+        }
+        let reply = client.send(&req).await;
+        assert_eq!(reply.status, 200, "{host} {origin:?}: {:?}", reply.body);
+    }
+}
+
+#[tokio::test]
+async fn allow_lists_admit_more_names() {
+    let router = HttpServer::new(server(&Probe::default()))
+        .allow_hosts(["mcp.example.com"])
+        .allow_origins(["https://app.example.com"])
+        .into_router()
+        .unwrap();
+    let client = Client::new(serve(router).await, "/");
+    let req = discover()
+        .header("host", "MCP.example.com:8443")
+        .header("origin", "https://app.example.com");
+    assert_eq!(client.send(&req).await.status, 200);
+    let req = discover().header("host", "other.example.com");
+    assert_eq!(client.send(&req).await.status, 403);
+    let req = discover().header("origin", "https://other.example.com");
+    assert_eq!(client.send(&req).await.status, 403);
+}
+
+#[tokio::test]
+async fn an_authenticated_public_bind_checks_origin_but_not_host() {
+    let router = HttpServer::new(server(&Probe::default()))
+        .bind_address("0.0.0.0:8080".parse().unwrap())
+        .require_authentication()
+        .into_router()
+        .unwrap();
+    let client = Client::new(serve(router).await, "/");
+    let req = discover().header("host", "mcp.example.com");
+    assert_eq!(client.send(&req).await.status, 200);
+    let req = discover().header("origin", "https://evil.example.com");
+    assert_eq!(client.send(&req).await.status, 403);
+}
