@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use typed_mcp_core::RpcError;
 use typed_mcp_core::catalog::{ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use typed_mcp_core::wire::{
-    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, Prompt, PromptArgument, Resource,
+    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, InputRequiredResult, Prompt, PromptArgument, Resource,
     ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
 
@@ -67,6 +67,25 @@ impl From<RpcError> for ToolError {
 
 /// What a tool handler returns.
 pub type ToolOutcome = Result<CallToolResult, ToolError>;
+
+/// A tool's reply: final, or a request for input first (a multi round-trip
+/// request, answered with `resultType: "input_required"`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolReply {
+    /// The final result.
+    Complete(CallToolResult),
+    /// Ask the client for input; it retries with `inputResponses`.
+    InputRequired(InputRequiredResult),
+}
+
+impl From<CallToolResult> for ToolReply {
+    fn from(result: CallToolResult) -> Self {
+        ToolReply::Complete(result)
+    }
+}
+
+/// What a reply handler returns (see [`ToolBuilder::reply_handler`]).
+pub type ReplyOutcome = Result<ToolReply, ToolError>;
 
 /// A request to read a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +155,7 @@ pub(crate) type Completer = Handler<CompletionRequest, Result<Vec<String>, RpcEr
 /// A tool: its descriptor and its handler.
 pub struct ToolDecl {
     pub(crate) entry: ToolEntry,
-    pub(crate) handler: Handler<Map<String, Value>, ToolOutcome>,
+    pub(crate) handler: Handler<Map<String, Value>, ReplyOutcome>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) capabilities: Vec<&'static str>,
 }
@@ -265,7 +284,7 @@ impl ToolBuilder {
         self
     }
 
-    fn finish(self, handler: Handler<Map<String, Value>, ToolOutcome>) -> ToolDecl {
+    fn finish(self, handler: Handler<Map<String, Value>, ReplyOutcome>) -> ToolDecl {
         let mut entry = ToolEntry::new(self.tool);
         entry.required_client_capabilities = self.required_client_capabilities;
         entry.allow_undocumented_inputs = self.allow_undocumented_inputs;
@@ -284,7 +303,10 @@ impl ToolBuilder {
         F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolOutcome> + Send + 'static,
     {
-        self.finish(async_handler(f))
+        self.reply_handler(move |args, ctx| {
+            let reply = f(args, ctx);
+            async move { reply.await.map(ToolReply::Complete) }
+        })
     }
 
     /// Finishes the declaration with a synchronous handler, run on the blocking
@@ -292,6 +314,25 @@ impl ToolBuilder {
     pub fn blocking_handler<F>(self, f: F) -> ToolDecl
     where
         F: Fn(Map<String, Value>, ToolContext) -> ToolOutcome + Send + Sync + 'static,
+    {
+        self.blocking_reply_handler(move |args, ctx| f(args, ctx).map(ToolReply::Complete))
+    }
+
+    /// Like [`handler`](Self::handler), for a handler that may answer
+    /// [`ToolReply::InputRequired`].
+    pub fn reply_handler<F, Fut>(self, f: F) -> ToolDecl
+    where
+        F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ReplyOutcome> + Send + 'static,
+    {
+        self.finish(async_handler(f))
+    }
+
+    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
+    /// answer [`ToolReply::InputRequired`].
+    pub fn blocking_reply_handler<F>(self, f: F) -> ToolDecl
+    where
+        F: Fn(Map<String, Value>, ToolContext) -> ReplyOutcome + Send + Sync + 'static,
     {
         self.finish(blocking_handler(f))
     }

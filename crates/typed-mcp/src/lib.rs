@@ -59,15 +59,17 @@ pub use context::ToolContext;
 pub use declare::{
     AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ResourceBuilder,
     ResourceDecl, ResourceOutcome, ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl,
-    ToolBuilder, ToolDecl, ToolError, ToolOutcome,
+    ReplyOutcome, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
+pub use typed::answer::{Answer, NeedsInput};
 pub use typed_mcp_core as core;
 pub use typed_mcp_core::{RequestId, RpcError, wire};
 
 /// What generated code refers to. Not a stable API: use the macros.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::typed::answer::Answered;
     pub use crate::typed::output::{
         Contents, Fallible, Optional, Output, OutputShape, Raw, Structured, Unit,
     };

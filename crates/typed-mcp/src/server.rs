@@ -16,7 +16,7 @@ use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 use crate::context::ToolContext;
 use crate::declare::{
     AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, ResourceDecl,
-    ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError,
+    ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
 };
 use crate::dispatch::run_handler;
 
@@ -228,7 +228,7 @@ impl ServerBuilder {
     }
 }
 
-type ToolHandler = Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ToolOutcome>;
+type ToolHandler = Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
 type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceOutcome>;
 type PromptHandler =
     Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptOutcome>;
@@ -358,7 +358,20 @@ impl Server {
                     ))),
                 };
                 let mut result = match outcome {
-                    Ok(result) => result,
+                    Ok(ToolReply::Complete(result)) => result,
+                    Ok(ToolReply::InputRequired(mut asked)) => {
+                        if asked.input_requests.as_ref().is_none_or(|r| r.is_empty())
+                            && asked.request_state.is_none()
+                        {
+                            return Err(RpcError::internal(format!(
+                                "tool {name:?} asked for input without inputRequests or requestState"
+                            )));
+                        }
+                        // Not cacheable, so no cache hints; identified like every result.
+                        asked.result_type = ResultType::InputRequired;
+                        asked.meta.server_info = Some(catalog.server_info().clone());
+                        return Ok(encode::result(id, &asked));
+                    }
                     Err(ToolError::Execution(message)) => CallToolResult::error(message),
                     Err(ToolError::Protocol(e)) => return Err(e),
                 };

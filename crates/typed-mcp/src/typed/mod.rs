@@ -5,6 +5,7 @@
 //! once) and only then decoded, so a bad argument never reaches the function.
 //! Its return type decides the reply and the output schema (see [`output`]).
 
+pub mod answer;
 pub mod args;
 pub mod output;
 pub mod prompt;
@@ -21,7 +22,7 @@ use serde_json::{Map, Value};
 use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
 
 use crate::context::ToolContext;
-use crate::declare::{ToolDecl, ToolOutcome};
+use crate::declare::{ReplyOutcome, ToolDecl};
 use args::{ArgumentProblem, ArgumentValidator, invalid_arguments_result};
 use output::{Output, OutputShape};
 
@@ -95,10 +96,11 @@ impl TypedTool {
         })
     }
 
-    fn finish<O: Output>(&self, value: O) -> ToolOutcome {
-        let result = value.into_outcome(&self.output)?;
-        self.output.check(self.name, &result)?;
-        Ok(result)
+    fn finish<O: Output>(&self, value: O, ctx: &ToolContext) -> ReplyOutcome {
+        let reply = value.into_outcome(&self.output)?;
+        self.output.check(self.name, &reply)?;
+        answer::check_client_capabilities(&reply, ctx)?;
+        Ok(reply)
     }
 }
 
@@ -139,14 +141,17 @@ where
 {
     let (builder, typed) = builder::<A, O>(&attrs);
     let f = Arc::new(f);
-    builder.handler(move |arguments, ctx| {
+    builder.reply_handler(move |arguments, ctx| {
         let decoded = typed.decode::<A>(arguments);
         let typed = typed.clone();
         let f = f.clone();
         async move {
             match decoded {
-                Ok(args) => typed.finish(f(args, ctx).await),
-                Err(invalid) => Ok(invalid),
+                Ok(args) => {
+                    let value = f(args, ctx.clone()).await;
+                    typed.finish(value, &ctx)
+                }
+                Err(invalid) => Ok(invalid.into()),
             }
         }
     })
@@ -160,9 +165,12 @@ where
     O: Output,
 {
     let (builder, typed) = builder::<A, O>(&attrs);
-    builder.blocking_handler(move |arguments, ctx| match typed.decode::<A>(arguments) {
-        Ok(args) => typed.finish(f(args, ctx)),
-        Err(invalid) => Ok(invalid),
+    builder.blocking_reply_handler(move |arguments, ctx| match typed.decode::<A>(arguments) {
+        Ok(args) => {
+            let value = f(args, ctx.clone());
+            typed.finish(value, &ctx)
+        }
+        Err(invalid) => Ok(invalid.into()),
     })
 }
 

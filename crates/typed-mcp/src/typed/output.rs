@@ -10,7 +10,7 @@ use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::{CallToolResult, ContentBlock};
 
 use super::schema::{WRAPPED_RESULT_KEY, output_is_wrapped, output_schema_for};
-use crate::declare::{ToolError, ToolOutcome};
+use crate::declare::{ReplyOutcome, ToolError, ToolReply};
 
 /// What a return type declares, computed once per declaration.
 #[derive(Debug, Clone, Default)]
@@ -42,7 +42,10 @@ impl OutputShape {
 
     /// In debug builds, refuses structured content that does not match the
     /// advertised schema: drift is a bug in the server, not in the client.
-    pub(crate) fn check(&self, tool: &str, result: &CallToolResult) -> Result<(), RpcError> {
+    pub(crate) fn check(&self, tool: &str, reply: &ToolReply) -> Result<(), RpcError> {
+        let ToolReply::Complete(result) = reply else {
+            return Ok(());
+        };
         let (Some(validator), Some(value)) = (&self.validator, &result.structured_content) else {
             return Ok(());
         };
@@ -77,7 +80,7 @@ pub trait Output: Send + 'static {
     /// The output schema and wrapping of this type.
     fn describe() -> OutputShape;
     /// The reply for this value.
-    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome;
+    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome;
 }
 
 /// A value with a JSON form: `structuredContent` plus the same JSON as text.
@@ -89,7 +92,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Structured<T> {
         OutputShape::structured(output_schema_for::<T>(), output_is_wrapped::<T>())
     }
 
-    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome {
+    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome {
         let value = serde_json::to_value(self.0).map_err(|e| {
             ToolError::Protocol(RpcError::internal(format!(
                 "the tool's result could not be encoded as JSON: {e}"
@@ -100,7 +103,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Structured<T> {
         } else {
             value
         };
-        Ok(CallToolResult::structured(value))
+        Ok(CallToolResult::structured(value).into())
     }
 }
 
@@ -113,8 +116,8 @@ impl Output for Contents {
         OutputShape::default()
     }
 
-    fn into_outcome(self, _: &OutputShape) -> ToolOutcome {
-        Ok(CallToolResult::content(self.0))
+    fn into_outcome(self, _: &OutputShape) -> ReplyOutcome {
+        Ok(CallToolResult::content(self.0).into())
     }
 }
 
@@ -127,8 +130,8 @@ impl Output for Raw {
         OutputShape::default()
     }
 
-    fn into_outcome(self, _: &OutputShape) -> ToolOutcome {
-        Ok(self.0)
+    fn into_outcome(self, _: &OutputShape) -> ReplyOutcome {
+        Ok(self.0.into())
     }
 }
 
@@ -141,8 +144,8 @@ impl Output for Unit {
         OutputShape::default()
     }
 
-    fn into_outcome(self, _: &OutputShape) -> ToolOutcome {
-        Ok(CallToolResult::content(Vec::new()))
+    fn into_outcome(self, _: &OutputShape) -> ReplyOutcome {
+        Ok(CallToolResult::content(Vec::new()).into())
     }
 }
 
@@ -156,7 +159,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Optional<T> {
         Structured::<Option<T>>::describe()
     }
 
-    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome {
+    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome {
         Structured(self.0).into_outcome(shape)
     }
 }
@@ -171,7 +174,7 @@ impl<P: Output, E: std::error::Error + Send + 'static> Output for Fallible<P, E>
         P::describe()
     }
 
-    fn into_outcome(self, shape: &OutputShape) -> ToolOutcome {
+    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome {
         match self.0 {
             Ok(value) => value.into_outcome(shape),
             Err(error) => Err(ToolError::from_error(&error)),

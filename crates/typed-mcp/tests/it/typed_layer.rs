@@ -562,3 +562,55 @@ fn output_schemas_of_wrapped_values_accept_the_wrapped_value() {
     accepts(&schema, &json!({"result": ["Low", "High"]})).unwrap();
     assert!(accepts(&schema, &json!(["Low"])).is_err());
 }
+
+// ---------------------------------------------------------------------------
+// Answer<T>: a value, or input_required
+// ---------------------------------------------------------------------------
+
+fn asking_server() -> Server {
+    use typed_mcp::__private::Answered;
+    use typed_mcp::{Answer, NeedsInput};
+    Server::new("mrtr", "0.1.0")
+        .tool(tool_async(attrs("greet"), |f: Flag, _ctx| async move {
+            let answer = if f.fail {
+                Answer::Done(Ticket { id: 3, title: "done".into() })
+            } else {
+                Answer::NeedsInput(
+                    NeedsInput::new()
+                        .elicit(
+                            "user_name",
+                            "What is your name?",
+                            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+                        )
+                        .state("round-1"),
+                )
+            };
+            Answered(answer.map(Structured))
+        }))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn needs_input_is_an_input_required_result() {
+    let client = crate::schema::client_with_capabilities(asking_server(), json!({"elicitation": {}}));
+    let asked = client.call_tool("greet", json!({})).await;
+    let result = asked.result();
+    assert_eq!(result["resultType"], "input_required");
+    assert_eq!(result["inputRequests"]["user_name"]["method"], "elicitation/create");
+    assert_eq!(result["inputRequests"]["user_name"]["params"]["mode"], "form");
+    assert_eq!(result["requestState"], "round-1");
+    assert!(result.get("ttlMs").is_none() && result.get("content").is_none(), "{result}");
+    let done = client.call_tool("greet", json!({"fail": true})).await;
+    assert_eq!(done.result()["resultType"], "complete");
+    assert_eq!(done.result()["structuredContent"]["id"], 3);
+}
+
+#[tokio::test]
+async fn input_the_client_cannot_give_is_refused_with_32021() {
+    let client = client(asking_server());
+    let refused = client.call_tool("greet", json!({})).await;
+    let error = refused.error().expect("an error");
+    assert_eq!(error["code"], -32021);
+    assert_eq!(error["data"]["requiredCapabilities"], json!({"elicitation": {}}));
+}
