@@ -4,9 +4,10 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde::Serialize;
+use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::encode;
 use typed_mcp_core::wire::{
@@ -42,6 +43,8 @@ struct Inner {
     outbox: Outbox,
     finished: AtomicBool,
     last_progress: Mutex<Option<f64>>,
+    input_responses: Option<Map<String, Value>>,
+    request_state: OnceLock<String>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -59,6 +62,7 @@ impl ToolContext {
         meta: RequestMeta,
         cancel: CancellationToken,
         outbox: Outbox,
+        input_responses: Option<Map<String, Value>>,
     ) -> Self {
         ToolContext {
             inner: Arc::new(Inner {
@@ -68,8 +72,38 @@ impl ToolContext {
                 outbox,
                 finished: AtomicBool::new(false),
                 last_progress: Mutex::new(None),
+                input_responses,
+                request_state: OnceLock::new(),
             }),
         }
+    }
+
+    /// The answers of a multi round-trip retry (`inputResponses`), by the keys
+    /// of the earlier `input_required` result. Unknown keys are the client's
+    /// business and may be ignored.
+    pub fn input_responses(&self) -> Option<&Map<String, Value>> {
+        self.inner.input_responses.as_ref()
+    }
+
+    /// The answer under `key`, decoded as `T` (e.g.
+    /// [`ElicitResult`](typed_mcp_core::wire::ElicitResult)): `None` when absent,
+    /// `Some(Err(..))` when it does not have `T`'s shape.
+    pub fn input_response<T: serde::de::DeserializeOwned>(
+        &self,
+        key: &str,
+    ) -> Option<Result<T, serde_json::Error>> {
+        self.input_responses()?.get(key).map(|v| T::deserialize(v))
+    }
+
+    /// The state this tool put in its previous `input_required` result, after
+    /// the runtime verified that the client returned it unchanged, for this same
+    /// request, before it expired.
+    pub fn request_state(&self) -> Option<&str> {
+        self.inner.request_state.get().map(String::as_str)
+    }
+
+    pub(crate) fn set_request_state(&self, state: String) {
+        let _ = self.inner.request_state.set(state);
     }
 
     /// The context of the call running on this task or blocking thread.

@@ -143,10 +143,14 @@ impl Connection {
         let handle = self.tasks.spawn(async move {
             let _permit = server.acquire_slot().await;
             let Call {
-                id, meta, target, ..
+                id,
+                meta,
+                target,
+                input_responses,
+                request_state,
             } = *call;
-            let ctx = ToolContext::new(id.clone(), meta, token, outbox.clone());
-            let response = server.invoke(&id, target, ctx.clone()).await;
+            let ctx = ToolContext::new(id.clone(), meta, token, outbox.clone(), input_responses);
+            let response = server.invoke(&id, target, request_state, ctx.clone()).await;
             ctx.finish();
             let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
             let ours = in_flight

@@ -51,15 +51,16 @@ mod context;
 mod declare;
 pub mod dispatch;
 mod server;
+pub mod state;
 mod stdio;
 pub mod testing;
 pub mod typed;
 
 pub use context::ToolContext;
 pub use declare::{
-    AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ResourceBuilder,
-    ResourceDecl, ResourceOutcome, ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl,
-    ReplyOutcome, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
+    AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ReplyOutcome,
+    ResourceBuilder, ResourceDecl, ResourceOutcome, ResourceRequest, ResourceTemplateBuilder,
+    ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
 pub use typed::answer::{Answer, NeedsInput};

@@ -2,7 +2,7 @@
 //! read, and the built server that transports drive.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::{Semaphore, SemaphorePermit};
 use typed_mcp_core::catalog::{Catalog, CatalogError, CatalogErrors, CatalogOptions};
@@ -19,6 +19,7 @@ use crate::declare::{
     ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
 };
 use crate::dispatch::run_handler;
+use crate::state::{StateBinding, StateKeys};
 
 /// Why [`ServerBuilder::build`] refused to build a server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -51,6 +52,8 @@ pub struct ServerBuilder {
     prompts: Vec<PromptDecl>,
     limits: Limits,
     max_concurrent: usize,
+    state_keys: Option<StateKeys>,
+    state_ttl: Duration,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -160,6 +163,20 @@ impl ServerBuilder {
         self
     }
 
+    /// The keys that seal `requestState` (default: one random key per process).
+    /// Replicas that share clients need the same keys, or a retry that reaches
+    /// another replica is refused.
+    pub fn request_state_keys(mut self, keys: StateKeys) -> Self {
+        self.state_keys = Some(keys);
+        self
+    }
+
+    /// How long a sealed `requestState` stays valid (default 10 minutes).
+    pub fn request_state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
     /// Validates every declaration and setting, and builds the server. Nothing
     /// is read from any transport before this succeeds.
     pub fn build(self) -> Result<Server, BuildError> {
@@ -223,12 +240,15 @@ impl ServerBuilder {
                 prompts,
                 slots: Semaphore::new(self.max_concurrent),
                 max_concurrent: self.max_concurrent,
+                state_keys: self.state_keys.unwrap_or_else(StateKeys::random),
+                state_ttl: self.state_ttl,
             }),
         })
     }
 }
 
-type ToolHandler = Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
+type ToolHandler =
+    Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
 type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceOutcome>;
 type PromptHandler =
     Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptOutcome>;
@@ -241,6 +261,8 @@ struct Inner {
     prompts: Vec<(PromptHandler, Option<Completer>)>,
     slots: Semaphore,
     max_concurrent: usize,
+    state_keys: StateKeys,
+    state_ttl: Duration,
 }
 
 /// A built, validated MCP server. Cheap to clone; every clone serves the same
@@ -287,6 +309,8 @@ impl Server {
             prompts: Vec::new(),
             limits: Limits::default(),
             max_concurrent: 16,
+            state_keys: None,
+            state_ttl: Duration::from_secs(600),
         }
     }
 
@@ -324,8 +348,14 @@ impl Server {
 
     /// Runs the handler a call is for and encodes its response (a result or a
     /// JSON-RPC error). A panicking handler becomes `-32603`.
-    pub(crate) async fn invoke(&self, id: &RequestId, target: Target, ctx: ToolContext) -> Vec<u8> {
-        match self.invoke_target(id, target, ctx).await {
+    pub(crate) async fn invoke(
+        &self,
+        id: &RequestId,
+        target: Target,
+        request_state: Option<String>,
+        ctx: ToolContext,
+    ) -> Vec<u8> {
+        match self.invoke_target(id, target, request_state, ctx).await {
             Ok(body) => body,
             Err(e) => encode::error(Some(id), &e),
         }
@@ -335,6 +365,7 @@ impl Server {
         &self,
         id: &RequestId,
         target: Target,
+        request_state: Option<String>,
         ctx: ToolContext,
     ) -> Result<Vec<u8>, RpcError> {
         let catalog = self.catalog();
@@ -342,6 +373,24 @@ impl Server {
             Target::Tool { index, arguments } => {
                 let entry = &catalog.tools()[index];
                 let name = &entry.tool.name;
+                let binding = StateBinding {
+                    method: "tools/call",
+                    target: name,
+                    arguments: Some(&arguments),
+                    principal: None,
+                }
+                .digest();
+                if let Some(token) = request_state {
+                    let state = self
+                        .inner
+                        .state_keys
+                        .open(&token, &binding, SystemTime::now())
+                        .map_err(|e| {
+                            tracing::warn!(tool = %name, error = %e, "refused a requestState");
+                            RpcError::invalid_params(e.to_string())
+                        })?;
+                    ctx.set_request_state(state);
+                }
                 let (handler, timeout) = &self.inner.tools[index];
                 let run = run_handler(handler, arguments, ctx);
                 let finished = match timeout {
@@ -366,6 +415,15 @@ impl Server {
                             return Err(RpcError::internal(format!(
                                 "tool {name:?} asked for input without inputRequests or requestState"
                             )));
+                        }
+                        // The client must be able neither to read nor to forge it.
+                        if let Some(state) = asked.request_state.take() {
+                            asked.request_state = Some(self.inner.state_keys.seal(
+                                &state,
+                                &binding,
+                                SystemTime::now(),
+                                self.inner.state_ttl,
+                            ));
                         }
                         // Not cacheable, so no cache hints; identified like every result.
                         asked.result_type = ResultType::InputRequired;

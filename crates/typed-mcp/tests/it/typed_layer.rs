@@ -593,14 +593,26 @@ fn asking_server() -> Server {
 
 #[tokio::test]
 async fn needs_input_is_an_input_required_result() {
-    let client = crate::schema::client_with_capabilities(asking_server(), json!({"elicitation": {}}));
+    let client =
+        crate::schema::client_with_capabilities(asking_server(), json!({"elicitation": {}}));
     let asked = client.call_tool("greet", json!({})).await;
     let result = asked.result();
     assert_eq!(result["resultType"], "input_required");
-    assert_eq!(result["inputRequests"]["user_name"]["method"], "elicitation/create");
-    assert_eq!(result["inputRequests"]["user_name"]["params"]["mode"], "form");
-    assert_eq!(result["requestState"], "round-1");
-    assert!(result.get("ttlMs").is_none() && result.get("content").is_none(), "{result}");
+    assert_eq!(
+        result["inputRequests"]["user_name"]["method"],
+        "elicitation/create"
+    );
+    assert_eq!(
+        result["inputRequests"]["user_name"]["params"]["mode"],
+        "form"
+    );
+    // Sealed: opaque to the client.
+    let state = result["requestState"].as_str().unwrap();
+    assert!(!state.is_empty() && !state.contains("round-1"), "{state}");
+    assert!(
+        result.get("ttlMs").is_none() && result.get("content").is_none(),
+        "{result}"
+    );
     let done = client.call_tool("greet", json!({"fail": true})).await;
     assert_eq!(done.result()["resultType"], "complete");
     assert_eq!(done.result()["structuredContent"]["id"], 3);
@@ -612,5 +624,115 @@ async fn input_the_client_cannot_give_is_refused_with_32021() {
     let refused = client.call_tool("greet", json!({})).await;
     let error = refused.error().expect("an error");
     assert_eq!(error["code"], -32021);
-    assert_eq!(error["data"]["requiredCapabilities"], json!({"elicitation": {}}));
+    assert_eq!(
+        error["data"]["requiredCapabilities"],
+        json!({"elicitation": {}})
+    );
+}
+
+// ---------------------------------------------------------------------------
+// Sealed requestState across rounds
+// ---------------------------------------------------------------------------
+
+fn rounds_server(ttl: std::time::Duration) -> Server {
+    use typed_mcp::__private::Answered;
+    use typed_mcp::wire::ElicitResult;
+    use typed_mcp::{Answer, NeedsInput};
+    let ask = |_: Flag, ctx: ToolContext| async move {
+        let answer = match (
+            ctx.request_state(),
+            ctx.input_response::<ElicitResult>("name"),
+        ) {
+            (Some("asked-for-name"), Some(Ok(reply))) => {
+                let name = reply
+                    .content
+                    .and_then(|c| c.get("name").cloned())
+                    .unwrap_or_default();
+                Answer::Done(format!("Hello, {}!", name.as_str().unwrap_or("?")))
+            }
+            _ => Answer::NeedsInput(
+                NeedsInput::new()
+                    .elicit(
+                        "name",
+                        "Your name?",
+                        json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+                    )
+                    .state("asked-for-name"),
+            ),
+        };
+        Answered(answer.map(Structured))
+    };
+    Server::new("rounds", "0.1.0")
+        .tool(tool_async(attrs("ask"), ask))
+        .tool(tool_async(attrs("other"), ask))
+        .request_state_ttl(ttl)
+        .build()
+        .unwrap()
+}
+
+async fn first_round(client: &typed_mcp::testing::TestClient, tool: &str) -> String {
+    let round = client.call_tool(tool, json!({})).await;
+    let state = round.result()["requestState"].as_str().unwrap().to_owned();
+    assert!(
+        !state.contains("asked-for-name"),
+        "the state is sealed: {state}"
+    );
+    state
+}
+
+fn retry(tool: &str, state: &str) -> Value {
+    json!({
+        "name": tool,
+        "arguments": {},
+        "inputResponses": {"name": {"action": "accept", "content": {"name": "Ada"}}},
+        "requestState": state
+    })
+}
+
+#[tokio::test]
+async fn a_sealed_state_comes_back_to_the_handler_and_nothing_else_does() {
+    let client = crate::schema::client_with_capabilities(
+        rounds_server(std::time::Duration::from_secs(60)),
+        json!({"elicitation": {}}),
+    );
+    let state = first_round(&client, "ask").await;
+    let done = client.request("tools/call", retry("ask", &state)).await;
+    assert_eq!(
+        done.result()["structuredContent"],
+        json!({"result": "Hello, Ada!"})
+    );
+
+    let tampered = client
+        .request("tools/call", retry("ask", &format!("{state}-TAMPERED")))
+        .await;
+    assert_eq!(
+        tampered.error_code(),
+        Some(-32602),
+        "{:?}",
+        tampered.messages
+    );
+    let replayed = client.request("tools/call", retry("other", &state)).await;
+    assert_eq!(
+        replayed.error_code(),
+        Some(-32602),
+        "{:?}",
+        replayed.messages
+    );
+}
+
+#[tokio::test]
+async fn an_expired_state_is_refused() {
+    let client = crate::schema::client_with_capabilities(
+        rounds_server(std::time::Duration::from_millis(1)),
+        json!({"elicitation": {}}),
+    );
+    let state = first_round(&client, "ask").await;
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    let expired = client.request("tools/call", retry("ask", &state)).await;
+    let error = expired.error().expect("an error");
+    assert_eq!(error["code"], -32602);
+    assert!(
+        error["message"].as_str().unwrap().contains("expired"),
+        "{error}"
+    );
 }
