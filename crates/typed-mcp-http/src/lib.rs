@@ -97,7 +97,7 @@ use protect::Protection;
 pub enum HttpError {
     /// The bind address is not loopback and nothing protects the endpoint.
     #[error(
-        "refusing to serve MCP on {address} without protection: it is not a loopback address, so any web page a user visits could reach it through DNS rebinding. Either list the host names clients use to reach this server with `allow_hosts([...])` (requests naming any other Host are refused), or put an authentication layer in front of the router and call `require_authentication()`"
+        "refusing to serve MCP on {address} without protection: it is not a loopback address, so other machines can reach it, and so can any web page its users visit (DNS rebinding). Either list the host names clients use to reach this server with `allow_hosts([...])` (requests naming any other Host are refused), or put an authentication layer in front of the router and call `require_authentication()`"
     )]
     UnprotectedBind {
         /// The configured bind address.
