@@ -1158,18 +1158,32 @@ async fn malformed_input_responses_or_request_state_are_invalid_params() {
             .await;
         assert_error(&response, -32602, Some(json!(1)), Some(200));
     }
-    // Well-formed ones reach the handler.
+    // Well-formed input responses reach the handler.
     let params = json!({
         "name": "echo",
         "arguments": {"text": "x"},
-        "inputResponses": {"ask": {"action": "accept"}},
-        "requestState": "opaque"
+        "inputResponses": {"ask": {"action": "accept"}}
     });
     assert_result(
         &client
             .send(&enveloped(json!(2), "tools/call", params))
             .await,
         json!(2),
+    );
+    // A well-formed requestState this server did not seal for this request
+    // never reaches the handler.
+    let params = json!({
+        "name": "echo",
+        "arguments": {"text": "x"},
+        "requestState": "opaque"
+    });
+    assert_error(
+        &client
+            .send(&enveloped(json!(3), "tools/call", params))
+            .await,
+        -32602,
+        Some(json!(3)),
+        None,
     );
 }
 
