@@ -21,8 +21,8 @@ use serde_json::{Map, Value};
 use typed_mcp_core::RpcError;
 use typed_mcp_core::catalog::{ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use typed_mcp_core::wire::{
-    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, InputRequiredResult, Prompt, PromptArgument, Resource,
-    ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
+    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, InputRequiredResult, Prompt,
+    PromptArgument, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
 
 use crate::context::ToolContext;

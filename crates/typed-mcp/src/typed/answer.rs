@@ -53,7 +53,12 @@ impl NeedsInput {
     }
 
     /// Asks the user, through a form, for the fields of `requested_schema`.
-    pub fn elicit(self, key: impl Into<String>, message: impl Into<String>, requested_schema: Value) -> Self {
+    pub fn elicit(
+        self,
+        key: impl Into<String>,
+        message: impl Into<String>,
+        requested_schema: Value,
+    ) -> Self {
         self.request(
             key,
             InputRequest::Elicit(ElicitRequestParams::Form {
@@ -75,7 +80,8 @@ impl NeedsInput {
             .requests
             .into_iter()
             .map(|(key, request)| {
-                let value = serde_json::to_value(request).unwrap_or_else(|e| json!({"error": e.to_string()}));
+                let value = serde_json::to_value(request)
+                    .unwrap_or_else(|e| json!({"error": e.to_string()}));
                 (key, value)
             })
             .collect();
@@ -107,7 +113,10 @@ impl<P: Output> Output for Answered<P> {
 
 /// Refuses, with `-32021`, to ask for a kind of input the client did not
 /// declare on this request (elicitation, its URL mode, sampling, roots).
-pub(crate) fn check_client_capabilities(reply: &ToolReply, ctx: &ToolContext) -> Result<(), RpcError> {
+pub(crate) fn check_client_capabilities(
+    reply: &ToolReply,
+    ctx: &ToolContext,
+) -> Result<(), RpcError> {
     let ToolReply::InputRequired(result) = reply else {
         return Ok(());
     };
@@ -136,7 +145,10 @@ pub(crate) fn check_client_capabilities(reply: &ToolReply, ctx: &ToolContext) ->
     }
     let names: Vec<&str> = missing.keys().map(String::as_str).collect();
     Err(RpcError::missing_client_capability(
-        format!("this call needs the client capability {} on the request", names.join(", ")),
+        format!(
+            "this call needs the client capability {} on the request",
+            names.join(", ")
+        ),
         Value::Object(missing),
     ))
 }
