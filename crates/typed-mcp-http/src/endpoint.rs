@@ -111,7 +111,9 @@ impl Endpoint {
             self.server.router().route(body, &facts)
         };
         let call = match decision {
-            Decision::Answer(answer) => return json(status(answer.http_status), answer.body),
+            Decision::Answer(answer) => {
+                return immediate(status(answer.http_status), answer.body, accepts);
+            }
             // A notification: nothing to answer. A cancellation names a request
             // of another POST, which its own stream's closing cancels.
             Decision::Drop(_) => return accepted(),
@@ -135,7 +137,7 @@ impl Endpoint {
             Accepted::Answered { http_status } => {
                 let mut rx = rx;
                 return match rx.recv().await {
-                    Some(message) => json(status(http_status), message),
+                    Some(message) => immediate(status(http_status), message, accepts),
                     None => internal("the request was answered with nothing"),
                 };
             }
@@ -237,7 +239,13 @@ fn sse(call: RunningCall) -> Response {
         let (Message::Notification(message) | Message::Final(message)) = call.next().await?;
         Some((Ok::<_, Infallible>(sse_event(&message)), call))
     });
-    let mut response = Response::new(Body::from_stream(events));
+    event_stream(Body::from_stream(events))
+}
+
+/// A `text/event-stream` response with headers that keep proxies from
+/// buffering or caching it.
+fn event_stream(body: Body) -> Response {
+    let mut response = Response::new(body);
     let headers = response.headers_mut();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
     headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
@@ -246,6 +254,16 @@ fn sse(call: RunningCall) -> Response {
         HeaderValue::from_static("no"),
     );
     response
+}
+
+/// A message answered at once: JSON, or one SSE event when the client accepts
+/// only `text/event-stream` and the answer is a success (errors are always
+/// JSON, as clients read error statuses' bodies as JSON).
+fn immediate(status: StatusCode, message: Vec<u8>, accepts: Accepts) -> Response {
+    if status == StatusCode::OK && !accepts.json {
+        return event_stream(Body::from(sse_event(&message)));
+    }
+    json(status, message)
 }
 
 /// `data: <message>\n\n`. Messages are compact JSON, so never contain a newline.

@@ -195,8 +195,10 @@ impl HttpServer {
     /// reaches this router (an axum layer or middleware of its own), which
     /// allows a non-loopback bind without [`allow_hosts`](Self::allow_hosts).
     ///
-    /// typed-mcp implements no authentication itself and does not check that
-    /// the layer exists: the application must install it.
+    /// typed-mcp implements no authentication itself and cannot see the layer:
+    /// the application must install it in front of the router, and refuse
+    /// unauthenticated requests there. (Handing the authenticated principal on
+    /// to handlers is not implemented yet; this flag is only recorded.)
     pub fn require_authentication(mut self) -> Self {
         self.authenticated = true;
         self

@@ -110,6 +110,17 @@ async fn accept_decides_when_only_one_mode_is_allowed() {
     let events = sse_events(&reply.body);
     assert_eq!(events.len(), 1);
     assert_eq!(events[0]["result"]["structuredContent"]["sum"], 2);
+    // A list answered by the router at once: the same.
+    let req = Req::rpc("tools/list", json!({})).header("accept", "text/event-stream");
+    let reply = client.send(&req).await;
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    assert_eq!(
+        sse_events(&reply.body)[0]["result"]["tools"][0]["name"],
+        "add"
+    );
+    // Errors stay JSON.
+    let req = Req::rpc("nope/nope", json!({})).header("accept", "text/event-stream");
+    client.send(&req).await.assert_error(404, -32601);
 }
 
 #[tokio::test]
