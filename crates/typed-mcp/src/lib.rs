@@ -66,6 +66,7 @@ pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
 pub use typed::answer::{Answer, NeedsInput};
 pub use typed_mcp_core as core;
 pub use typed_mcp_core::{RequestId, RpcError, wire};
+pub use typed_mcp_macros::{prompt, prompts, resource, resources, tool, tools};
 
 /// What generated code refers to. Not a stable API: use the macros.
 #[doc(hidden)]

@@ -1,0 +1,513 @@
+//! `#[tool]`: a function (or `&self` method) becomes a tool declaration.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{LitStr, ReturnType, Type};
+
+use crate::attr::{Reader, parse_args, parse_duration_ms, path_text};
+use crate::ctxt::Ctxt;
+use crate::func::{
+    ArgDefault, Function, Kind, analyze, bind_this, call_args, call_expr, check_docs,
+    decl_signature, emit_with_errors, handler_closure, opt_str, parse_item,
+};
+
+/// The keys `#[tool(...)]` accepts.
+const KEYS: &[&str] = &[
+    "name",
+    "title",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "timeout",
+    "timeout_ms",
+    "caps",
+];
+
+/// What `#[tool(...)]` says.
+#[derive(Default)]
+struct ToolArgs {
+    name: Option<LitStr>,
+    title: Option<LitStr>,
+    read_only: bool,
+    destructive: Option<bool>,
+    idempotent: Option<bool>,
+    open_world: Option<bool>,
+    timeout_ms: Option<u64>,
+    /// Each capability's name, and its path (referenced, so a misspelt
+    /// constant fails to compile).
+    caps: Vec<(String, syn::Path)>,
+}
+
+impl ToolArgs {
+    fn read(cx: &Ctxt, tokens: TokenStream) -> Self {
+        let mut out = ToolArgs::default();
+        let mut reader = Reader::new(cx, "#[tool]", KEYS);
+        let mut read_only_span = None;
+        let mut timeout_span: Option<Span> = None;
+        for arg in parse_args(cx, tokens) {
+            let Some(key) = reader.key(&arg) else {
+                continue;
+            };
+            match key.as_str() {
+                "name" => out.name = reader.string(&arg),
+                "title" => out.title = reader.string(&arg),
+                "read_only" => {
+                    out.read_only = reader.flag(&arg).unwrap_or(false);
+                    read_only_span = Some(arg.key.span());
+                }
+                "destructive" => out.destructive = reader.flag(&arg),
+                "idempotent" => out.idempotent = reader.flag(&arg),
+                "open_world" => out.open_world = reader.flag(&arg),
+                "timeout" | "timeout_ms" => {
+                    if timeout_span.is_some() {
+                        cx.error_spanned_by(
+                            &arg.key,
+                            "give either `timeout` or `timeout_ms`, not both",
+                        );
+                        continue;
+                    }
+                    timeout_span = Some(arg.key.span());
+                    let ms = if key == "timeout" {
+                        reader.string(&arg).and_then(|lit| {
+                            let ms = parse_duration_ms(&lit.value());
+                            if ms.is_none() {
+                                cx.error_spanned_by(
+                                    &lit,
+                                    format!(
+                                        "cannot read the duration {:?}: write a whole number and a unit, such as \"500ms\", \"30s\", \"2m\" or \"1h\"",
+                                        lit.value()
+                                    ),
+                                );
+                            }
+                            ms
+                        })
+                    } else {
+                        reader.integer(&arg)
+                    };
+                    if ms == Some(0) {
+                        cx.error_spanned_by(
+                            arg.value.as_ref(),
+                            "a timeout of zero would fail every call; give a positive duration",
+                        );
+                    }
+                    out.timeout_ms = ms.filter(|&ms| ms > 0);
+                }
+                "caps" => out.caps = read_caps(cx, &arg),
+                _ => unreachable!("every valid key is handled"),
+            }
+        }
+        if out.read_only && out.destructive == Some(true) {
+            cx.error_at(
+                read_only_span.unwrap_or_else(Span::call_site),
+                "a tool cannot be both `read_only` and `destructive`: `destructive` describes a tool that modifies its environment; remove one",
+            );
+        }
+        out
+    }
+}
+
+/// `caps = [A, path::B]` (or a single path): the capabilities' names.
+fn read_caps(cx: &Ctxt, arg: &crate::attr::Arg) -> Vec<(String, syn::Path)> {
+    let message = "`caps` takes a list of capability constants: write `caps = [DESK_WRITE]`";
+    let exprs: Vec<&syn::Expr> = match &arg.value {
+        Some(syn::Expr::Array(array)) => array.elems.iter().collect(),
+        Some(path @ syn::Expr::Path(_)) => vec![path],
+        Some(other) => {
+            cx.error_spanned_by(other, message);
+            return Vec::new();
+        }
+        None => {
+            cx.error_spanned_by(&arg.key, message);
+            return Vec::new();
+        }
+    };
+    let mut caps = Vec::new();
+    for expr in exprs {
+        match expr {
+            syn::Expr::Path(p) if p.qself.is_none() => {
+                caps.push((path_text(&p.path), p.path.clone()))
+            }
+            other => cx.error_spanned_by(
+                other,
+                "name a capability constant here (a path such as `DESK_WRITE` or `caps::DESK_WRITE`)",
+            ),
+        }
+    }
+    caps
+}
+
+/// True for a wire name the spec allows: `[A-Za-z0-9_.-]{1,128}`.
+pub(crate) fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+}
+
+/// How the return value becomes a reply, chosen from how the return type is
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// No return type, or `()`.
+    Unit,
+    /// Any other `T`: structured content with an output schema.
+    Structured,
+    /// `Content` / `ContentBlock`.
+    Content,
+    /// `Vec<Content>` / `Vec<ContentBlock>`.
+    Contents,
+    /// `CallToolResult`, used as is.
+    Raw,
+    /// `Option<T>`.
+    Optional,
+    /// `Result<T, E>` (or an alias `Result<T>`), with the shape of `T`.
+    Fallible(Box<Shape>),
+    /// `Answer<T>`: `T`'s shape, or a request for input first.
+    Answer(Box<Shape>),
+}
+
+fn last_segment(ty: &Type) -> Option<&syn::PathSegment> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last(),
+        Type::Group(g) => last_segment(&g.elem),
+        Type::Paren(p) => last_segment(&p.elem),
+        _ => None,
+    }
+}
+
+fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
+    match &segment.arguments {
+        syn::PathArguments::AngleBracketed(a) => a
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                syn::GenericArgument::Type(t) => Some(t),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn is_content(ty: &Type) -> bool {
+    last_segment(ty).is_some_and(|s| {
+        (s.ident == "Content" || s.ident == "ContentBlock") && s.arguments.is_none()
+    })
+}
+
+fn is_unit(ty: &Type) -> bool {
+    match ty {
+        Type::Tuple(t) => t.elems.is_empty(),
+        Type::Group(g) => is_unit(&g.elem),
+        Type::Paren(p) => is_unit(&p.elem),
+        _ => false,
+    }
+}
+
+/// The shape of a return type.
+pub(crate) fn shape(output: &ReturnType) -> Shape {
+    match output {
+        ReturnType::Default => Shape::Unit,
+        ReturnType::Type(_, ty) => shape_of(ty, Level::Top),
+    }
+}
+
+/// Where a type sits: `Result` is read at the top only, `Answer` at the top
+/// or inside a `Result`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Top,
+    InResult,
+    InAnswer,
+}
+
+fn shape_of(ty: &Type, level: Level) -> Shape {
+    if is_unit(ty) {
+        return Shape::Unit;
+    }
+    let Some(segment) = last_segment(ty) else {
+        return Shape::Structured;
+    };
+    let args = type_args(segment);
+    let ident = &segment.ident;
+    if level == Level::Top && ident == "Result" && (1..=2).contains(&args.len()) {
+        return Shape::Fallible(Box::new(shape_of(args[0], Level::InResult)));
+    }
+    if level != Level::InAnswer && ident == "Answer" && args.len() == 1 {
+        return Shape::Answer(Box::new(shape_of(args[0], Level::InAnswer)));
+    }
+    if ident == "Option" && args.len() == 1 {
+        return Shape::Optional;
+    }
+    if ident == "CallToolResult" && args.is_empty() {
+        return Shape::Raw;
+    }
+    if is_content(ty) {
+        return Shape::Content;
+    }
+    if ident == "Vec" && args.len() == 1 && is_content(args[0]) {
+        return Shape::Contents;
+    }
+    Shape::Structured
+}
+
+/// `value` wrapped for its shape.
+fn wrap(shape: &Shape, value: TokenStream) -> TokenStream {
+    let p = quote!(::typed_mcp::__private);
+    match shape {
+        Shape::Unit => quote!({
+            let () = #value;
+            #p::Unit
+        }),
+        Shape::Structured => quote!(#p::Structured(#value)),
+        Shape::Content => quote!(#p::Contents(::std::vec![#value])),
+        Shape::Contents => quote!(#p::Contents(#value)),
+        Shape::Raw => quote!(#p::Raw(#value)),
+        Shape::Optional => quote!(#p::Optional(#value)),
+        Shape::Fallible(inner) => {
+            let inner = wrap(inner, quote!(__value));
+            quote!(#p::Fallible(::core::result::Result::map(#value, |__value| #inner)))
+        }
+        Shape::Answer(inner) => {
+            let inner = wrap(inner, quote!(__value));
+            quote!(#p::Answered(::typed_mcp::Answer::map(#value, |__value| #inner)))
+        }
+    }
+}
+
+/// Expands `#[tool(...)]`.
+pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let cx = Ctxt::new();
+    let args = ToolArgs::read(&cx, attr);
+    let Some(item_fn) = parse_item(&cx, Kind::Tool, item.clone()) else {
+        let errors = cx.check().expect_err("parse_item records its error");
+        return quote!(#item #errors);
+    };
+    let function = analyze(&cx, Kind::Tool, item_fn);
+    check_docs(&cx, Kind::Tool, &function);
+    let wire_name = match &args.name {
+        Some(lit) => {
+            if !valid_tool_name(&lit.value()) {
+                cx.error_spanned_by(
+                    lit,
+                    format!(
+                        "tool name {:?} is invalid: use 1 to 128 characters from A-Z a-z 0-9 _ . -",
+                        lit.value()
+                    ),
+                );
+            }
+            lit.value()
+        }
+        None => {
+            if !valid_tool_name(&function.name) {
+                cx.error_spanned_by(
+                    &function.ident,
+                    format!(
+                        "the tool name `{}` (the function's name) is invalid: use 1 to 128 characters from A-Z a-z 0-9 _ . -, or give one with `#[tool(name = \"...\")]`",
+                        function.name
+                    ),
+                );
+            }
+            function.name.clone()
+        }
+    };
+    if let Err(errors) = cx.check() {
+        return emit_with_errors(
+            &function,
+            quote!(::typed_mcp::ToolDecl),
+            assertions(&function),
+            errors,
+        );
+    }
+    generate(&function, &args, &wire_name)
+}
+
+/// `assert_argument::<T>()` for each parameter type, at the type's span, so
+/// a type with no JSON form is reported there with a readable message.
+fn assertions(function: &Function) -> TokenStream {
+    function
+        .params
+        .iter()
+        .filter(|param| param.type_ok)
+        .map(|param| {
+            let ty = &param.ty;
+            quote_spanned!(ty.span()=> ::typed_mcp::__private::assert_argument::<#ty>();)
+        })
+        .collect()
+}
+
+fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStream {
+    let p = quote!(::typed_mcp::__private);
+    let assertions = assertions(function);
+    let item = &function.item;
+    let docs = &function.docs.docs;
+    let args_struct = format_ident!("__TypedMcpArgs_{}", function.name);
+
+    let mut fields = Vec::new();
+    let mut default_fns = Vec::new();
+    for param in &function.params {
+        let ident = &param.ident;
+        let ty = &param.ty;
+        let text = docs
+            .entry(&param.name)
+            .map(|e| e.text.clone())
+            .unwrap_or_default();
+        let forwarded = &param.forwarded;
+        let default = match &param.default {
+            None => TokenStream::new(),
+            Some(ArgDefault::Trait) => quote!(#[serde(default)]),
+            Some(ArgDefault::Expr(expr)) => {
+                let helper = format_ident!("__typed_mcp_default_{}", param.name);
+                let path = helper.to_string();
+                default_fns.push(quote! {
+                    #[allow(non_snake_case, clippy::all)]
+                    fn #helper() -> #ty { #expr }
+                });
+                quote!(#[serde(default = #path)])
+            }
+        };
+        fields.push(quote! {
+            #[doc = #text]
+            #default
+            #(#forwarded)*
+            #ident: #ty
+        });
+    }
+
+    let reads = call_args(function, |param| {
+        let ident = &param.ident;
+        quote!(__args.#ident)
+    });
+    let body = wrap(&shape(&item.sig.output), call_expr(function, reads));
+    let closure = handler_closure(
+        function,
+        quote!(__args),
+        quote!(#args_struct),
+        TokenStream::new(),
+        body,
+    );
+
+    let name = wire_name;
+    let title = opt_str(args.title.as_ref());
+    let description = docs.description.clone().unwrap_or_default();
+    let read_only = args.read_only;
+    let opt_bool = |b: Option<bool>| match b {
+        Some(b) => quote!(::core::option::Option::Some(#b)),
+        None => quote!(::core::option::Option::None),
+    };
+    let destructive = opt_bool(args.destructive);
+    let idempotent = opt_bool(args.idempotent);
+    let open_world = opt_bool(args.open_world);
+    let timeout_ms = match args.timeout_ms {
+        Some(ms) => quote!(::core::option::Option::Some(#ms)),
+        None => quote!(::core::option::Option::None),
+    };
+    let caps = args.caps.iter().map(|(name, _)| name);
+    let cap_paths = args.caps.iter().map(|(_, path)| path);
+    let constructor = if function.is_async {
+        quote!(#p::tool_async)
+    } else {
+        quote!(#p::tool_blocking)
+    };
+    let signature = decl_signature(function, quote!(::typed_mcp::ToolDecl));
+    let bind = bind_this(function);
+
+    quote! {
+        #item
+
+        #signature {
+            #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
+            #[serde(crate = "::typed_mcp::__private::serde", deny_unknown_fields)]
+            #[schemars(crate = "::typed_mcp::__private::schemars")]
+            #[allow(non_camel_case_types)]
+            struct #args_struct {
+                #(#fields,)*
+            }
+            #(#default_fns)*
+            #assertions
+            #(let _ = &#cap_paths;)*
+            #bind
+            #constructor(
+                #p::ToolAttrs {
+                    name: #name,
+                    title: #title,
+                    description: #description,
+                    read_only: #read_only,
+                    destructive: #destructive,
+                    idempotent: #idempotent,
+                    open_world: #open_world,
+                    timeout_ms: #timeout_ms,
+                    caps: &[#(#caps),*],
+                },
+                #closure,
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape_str(ty: &str) -> Shape {
+        let output: ReturnType = syn::parse_str(&format!("-> {ty}")).unwrap();
+        shape(&output)
+    }
+
+    #[test]
+    fn shapes_follow_the_written_return_type() {
+        assert_eq!(shape(&ReturnType::Default), Shape::Unit);
+        assert_eq!(shape_str("()"), Shape::Unit);
+        assert_eq!(shape_str("i64"), Shape::Structured);
+        assert_eq!(shape_str("Vec<Ticket>"), Shape::Structured);
+        assert_eq!(shape_str("Content"), Shape::Content);
+        assert_eq!(shape_str("typed_mcp::wire::ContentBlock"), Shape::Content);
+        assert_eq!(shape_str("Vec<Content>"), Shape::Contents);
+        assert_eq!(shape_str("CallToolResult"), Shape::Raw);
+        assert_eq!(shape_str("Option<Ticket>"), Shape::Optional);
+        assert_eq!(
+            shape_str("Result<Ticket, DeskError>"),
+            Shape::Fallible(Box::new(Shape::Structured))
+        );
+        assert_eq!(
+            shape_str("anyhow::Result<()>"),
+            Shape::Fallible(Box::new(Shape::Unit))
+        );
+        assert_eq!(
+            shape_str("Result<Vec<ContentBlock>, E>"),
+            Shape::Fallible(Box::new(Shape::Contents))
+        );
+        assert_eq!(
+            shape_str("Result<Option<T>, E>"),
+            Shape::Fallible(Box::new(Shape::Optional))
+        );
+        assert_eq!(
+            shape_str("Answer<Ticket>"),
+            Shape::Answer(Box::new(Shape::Structured))
+        );
+        assert_eq!(
+            shape_str("Result<Answer<Vec<Content>>, E>"),
+            Shape::Fallible(Box::new(Shape::Answer(Box::new(Shape::Contents))))
+        );
+        assert_eq!(
+            shape_str("Answer<Answer<T>>"),
+            Shape::Answer(Box::new(Shape::Structured))
+        );
+        // A `Result` nested in a model is data.
+        assert_eq!(
+            shape_str("Result<Result<T, E>, E>"),
+            Shape::Fallible(Box::new(Shape::Structured))
+        );
+    }
+
+    #[test]
+    fn tool_names() {
+        assert!(valid_tool_name("add"));
+        assert!(valid_tool_name("desk.close-ticket_2"));
+        assert!(!valid_tool_name(""));
+        assert!(!valid_tool_name("close ticket"));
+        assert!(!valid_tool_name(&"a".repeat(129)));
+    }
+}
