@@ -626,14 +626,26 @@ pub(crate) fn decl_ident(ident: &Ident) -> Ident {
 pub(crate) fn decl_signature(function: &Function, returns: TokenStream) -> TokenStream {
     let vis = &function.item.vis;
     let decl = decl_ident(&function.ident);
+    let cfgs = cfgs(function);
     let receiver = function
         .method
         .then(|| quote!(self: ::typed_mcp::__private::Arc<Self>));
     quote! {
+        #(#cfgs)*
         #[doc(hidden)]
-        #[allow(dead_code, non_snake_case, clippy::all)]
+        #[allow(dead_code, deprecated, non_snake_case, clippy::all)]
         #vis fn #decl(#receiver) -> #returns
     }
+}
+
+/// The function's `#[cfg]` attributes: the constructor exists exactly when
+/// the function does.
+fn cfgs(function: &Function) -> impl Iterator<Item = &Attribute> {
+    function
+        .item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
 }
 
 /// The function as emitted, followed by a stand-in constructor when the
@@ -649,13 +661,15 @@ pub(crate) fn emit_with_errors(
     let item = &function.item;
     let vis = &function.item.vis;
     let decl = decl_ident(&function.ident);
+    let cfgs = cfgs(function);
     let receiver = function
         .method
         .then(|| quote!(self: ::std::sync::Arc<Self>));
     quote! {
         #item
+        #(#cfgs)*
         #[doc(hidden)]
-        #[allow(dead_code, unused_variables, non_snake_case, clippy::all)]
+        #[allow(dead_code, deprecated, unused_variables, non_snake_case, clippy::all)]
         #vis fn #decl(#receiver) -> #returns {
             #checks
             ::core::unreachable!()

@@ -43,6 +43,26 @@ async fn echo(text: String, #[arg(default = 3)] times: u8, ctx: ToolContext) -> 
     vec![ContentBlock::text(text.repeat(usize::from(times)))]
 }
 
+/// Forget every cached answer.
+#[tool(destructive, idempotent)]
+#[deprecated = "kept for old clients"]
+async fn reset(_ctx: &ToolContext) {}
+
+/// A tool whose names are keywords.
+///
+/// # Arguments
+/// * `type` - The kind of thing.
+/// * `in` - Where it is.
+#[tool]
+fn r#match(r#type: String, r#in: Option<String>) -> Result<String, std::fmt::Error> {
+    Ok(format!("{type} in {}", r#in.unwrap_or_default(), type = r#type))
+}
+
+/// Only in a world that does not exist.
+#[cfg(any())]
+#[tool]
+fn ghost() {}
+
 mod math {
     use typed_mcp::tool;
 
@@ -268,6 +288,8 @@ fn server(desk: Arc<Desk>, weather: Weather) -> Server {
             weather.forecast,
             math::mul,
             reopen,
+            reset,
+            r#match,
         ])
         .resources(resources![hours, kb, desk.ticket])
         .prompts(prompts![greet, weather.report])
@@ -296,7 +318,9 @@ async fn the_mixed_list_is_served_in_order_with_derived_schemas() {
             "search",
             "weather.forecast",
             "mul",
-            "reopen"
+            "reopen",
+            "reset",
+            "match"
         ]
     );
 
@@ -375,6 +399,14 @@ async fn the_mixed_list_is_served_in_order_with_derived_schemas() {
     );
     assert_eq!(search["inputSchema"]["required"], json!(["query", "limit"]));
 
+    let matched = tool_named(&tools, "match");
+    assert_eq!(matched["inputSchema"]["required"], json!(["type"]));
+    assert_eq!(
+        matched["inputSchema"]["properties"]["in"]["description"],
+        "Where it is."
+    );
+    assert!(tool_named(&tools, "reset").get("outputSchema").is_none());
+
     let forecast = tool_named(&tools, "weather.forecast");
     assert_eq!(forecast["inputSchema"]["required"], json!(["city"]));
     assert_eq!(forecast["inputSchema"]["properties"]["days"]["default"], 0);
@@ -423,6 +455,16 @@ async fn every_kind_of_entry_answers_calls() {
     assert_eq!(
         found.result()["structuredContent"]["result"][0]["id"],
         "T-1"
+    );
+
+    let reset = client.call_tool("reset", json!({})).await;
+    assert_eq!(reset.result()["content"], json!([]));
+    let matched = client
+        .call_tool("match", json!({"type": "cat", "in": "box"}))
+        .await;
+    assert_eq!(
+        matched.result()["structuredContent"],
+        json!({"result": "cat in box"})
     );
 
     let forecast = client
