@@ -104,3 +104,62 @@ async fn an_authenticated_public_bind_checks_origin_but_not_host() {
     let req = discover().header("origin", "https://evil.example.com");
     assert_eq!(client.send(&req).await.status, 403);
 }
+
+/// Collects every warning of this test binary (installed once, globally: a
+/// thread-scoped subscriber misses events whose callsite another test thread
+/// registered first).
+#[derive(Clone, Default)]
+struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Warnings {
+    fn global() -> &'static Warnings {
+        static WARNINGS: std::sync::OnceLock<Warnings> = std::sync::OnceLock::new();
+        WARNINGS.get_or_init(|| {
+            let warnings = Warnings::default();
+            tracing::subscriber::set_global_default(warnings.clone())
+                .expect("no other global subscriber in this test binary");
+            warnings
+        })
+    }
+}
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() == tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!("{}={value:?} ", field.name()));
+            }
+        }
+        let mut fields = Fields(String::new());
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+#[tokio::test]
+async fn a_refusal_is_logged_with_its_reason() {
+    let warnings = Warnings::global();
+    let client = serve_default(&Probe::default()).await;
+    let reply = client
+        .send(&discover().header("host", "logged.evil.example.com"))
+        .await;
+    assert_eq!(reply.status, 403);
+    let logged = warnings.0.lock().unwrap();
+    let line = logged
+        .iter()
+        .find(|line| line.contains("logged.evil.example.com"))
+        .unwrap_or_else(|| panic!("a warning naming the host, got {logged:?}"));
+    assert!(line.contains("DNS-rebinding"), "{line}");
+    assert!(line.contains("reason="), "{line}");
+}
