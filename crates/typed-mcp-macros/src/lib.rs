@@ -181,6 +181,12 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `state.desk`) is an `Arc<T>`, shared, or a `T: Clone`, cloned into an
 /// `Arc`. A call or block expression that makes a `ToolDecl` by hand is
 /// taken as is.
+///
+/// The value must be a place holding the `Arc<T>` or the `T` itself: a
+/// variable of type `&Arc<T>` or `&T` does not bind (dereference it first).
+/// A function listed without `#[tool]` is reported as "cannot find function
+/// `__typed_mcp_decl_<name>`": that hidden constructor is what `#[tool]`
+/// adds.
 #[proc_macro]
 pub fn tools(input: TokenStream) -> TokenStream {
     list::expand(Kind::Tool, input.into()).into()

@@ -69,8 +69,11 @@ pub(crate) fn expand(kind: Kind, input: TokenStream) -> TokenStream {
             ),
         }
     }
-    match cx.check() {
-        Ok(()) => quote!(::std::vec![#(#values),*]),
-        Err(errors) => errors,
-    }
+    // The errors go in a block, as statements, beside the entries that were
+    // read: the list stays an expression of the right type.
+    let errors = cx.check().err();
+    quote!({
+        #errors
+        ::std::vec![#(#values),*]
+    })
 }
