@@ -178,12 +178,10 @@ pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// An entry is a `#[tool]` function's path, or `value.method` for a `#[tool]`
 /// method, where `value` (any place expression: `desk`, `self.desk`,
-/// `state.desk`) is an `Arc<T>`, shared, or a `T: Clone`, cloned into an
-/// `Arc`. A call or block expression that makes a `ToolDecl` by hand is
-/// taken as is.
+/// `state.desk`) is an `Arc<T>` or `&Arc<T>`, shared, or a `T: Clone` or
+/// `&T`, cloned into an `Arc`. A call or block expression that makes a
+/// `ToolDecl` by hand is taken as is.
 ///
-/// The value must be a place holding the `Arc<T>` or the `T` itself: a
-/// variable of type `&Arc<T>` or `&T` does not bind (dereference it first).
 /// A function listed without `#[tool]` is reported as "cannot find function
 /// `__typed_mcp_decl_<name>`": that hidden constructor is what `#[tool]`
 /// adds.

@@ -51,8 +51,8 @@ pub(crate) fn expand(kind: Kind, input: TokenStream) -> TokenStream {
                 let decl = decl_ident(method);
                 values.push(quote!({
                     #[allow(unused_imports)]
-                    use ::typed_mcp::__private::{BindArc as _, BindClone as _};
-                    (&::typed_mcp::__private::Binder(&#base)).bind().#decl()
+                    use ::typed_mcp::__private::{BindArc as _, BindClone as _, BindRefClone as _};
+                    (&&::typed_mcp::__private::Binder(&#base)).bind().#decl()
                 }));
             }
             // A declaration value built some other way.

@@ -80,8 +80,8 @@ pub mod __private {
         Json, ResourceAttrs, ResourceOutput, resource_async, resource_blocking,
     };
     pub use crate::typed::{
-        BindArc, BindClone, Binder, PromptArgumentType, ToolArgument, ToolAttrs, assert_argument,
-        assert_prompt_argument, tool_async, tool_blocking,
+        BindArc, BindClone, BindRefClone, Binder, PromptArgumentType, ToolArgument, ToolAttrs,
+        assert_argument, assert_prompt_argument, tool_async, tool_blocking,
     };
     pub use crate::wire::{
         CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ResourceContents,

@@ -201,12 +201,14 @@ impl PromptArgumentType for Option<String> {}
 /// Checked by generated code, at the parameter's span.
 pub fn assert_prompt_argument<T: PromptArgumentType>() {}
 
-/// Binds a method declaration to shared state: `Arc<T>` as is, or a clone of a
-/// `T: Clone` (generated code picks the first that applies).
+/// Binds a method declaration to shared state: an `Arc<T>` (or `&Arc<T>`) is
+/// shared as is; a `T: Clone` (or `&T`) is cloned into a new `Arc`. Generated
+/// code calls `(&&Binder(&value)).bind()`, and method resolution picks the first
+/// trait below that applies (autoref specialization), in the order listed.
 #[derive(Debug)]
 pub struct Binder<'a, T>(pub &'a T);
 
-/// Binding of an `Arc<T>` (preferred).
+/// Binding of an `Arc<T>` or a `&Arc<T>` (preferred).
 pub trait BindArc {
     /// The state type.
     type Target;
@@ -214,14 +216,36 @@ pub trait BindArc {
     fn bind(&self) -> Arc<Self::Target>;
 }
 
-impl<T> BindArc for Binder<'_, Arc<T>> {
+impl<T> BindArc for &Binder<'_, Arc<T>> {
     type Target = T;
     fn bind(&self) -> Arc<T> {
         Arc::clone(self.0)
     }
 }
 
-/// Binding of a clone of a `T: Clone` (fallback).
+impl<T> BindArc for &Binder<'_, &Arc<T>> {
+    type Target = T;
+    fn bind(&self) -> Arc<T> {
+        Arc::clone(self.0)
+    }
+}
+
+/// Binding of a clone of the `T` behind a `&T`.
+pub trait BindRefClone {
+    /// The state type.
+    type Target;
+    /// The shared state.
+    fn bind(&self) -> Arc<Self::Target>;
+}
+
+impl<T: Clone> BindRefClone for &&Binder<'_, &T> {
+    type Target = T;
+    fn bind(&self) -> Arc<T> {
+        Arc::new((*self.0).clone())
+    }
+}
+
+/// Binding of a clone of a `T: Clone` (the fallback).
 pub trait BindClone {
     /// The state type.
     type Target;
@@ -229,7 +253,7 @@ pub trait BindClone {
     fn bind(&self) -> Arc<Self::Target>;
 }
 
-impl<T: Clone> BindClone for &Binder<'_, T> {
+impl<T: Clone> BindClone for Binder<'_, T> {
     type Target = T;
     fn bind(&self) -> Arc<T> {
         Arc::new(self.0.clone())

@@ -1,5 +1,5 @@
-//! A method is bound to an `Arc<T>` (shared) or to a `T: Clone` (cloned),
-//! from any place expression.
+//! A method is bound to an `Arc<T>` or `&Arc<T>` (shared) or to a `T: Clone`
+//! or `&T` (cloned), from any place expression.
 
 use std::sync::Arc;
 
@@ -46,6 +46,10 @@ fn main() {
     let clock = Clock;
     let all = tools![desk.open, clock.now, state.desk.open, state.clock.now];
     assert_eq!(all.len() + state.tools().len(), 6);
+    // Through references too: `&Arc<T>` is shared, `&T` is cloned.
+    let desk_ref: &Arc<Desk> = &desk;
+    let clock_ref: &Clock = &clock;
+    assert_eq!(tools![desk_ref.open, clock_ref.now].len(), 2);
     // Still usable afterwards: the Arc was cloned, the value cloned.
     let _still: (Arc<Desk>, Clock) = (desk, clock);
 }
