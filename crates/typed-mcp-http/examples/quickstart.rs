@@ -1,6 +1,7 @@
 //! A small MCP server: two tools, a resource, a resource template and a prompt,
-//! declared by hand with typed-mcp's builder API, served over stdio (the
-//! default) or Streamable HTTP.
+//! each an ordinary Rust function, served over stdio (the default) or
+//! Streamable HTTP. Schemas and descriptions come from the signatures and doc
+//! comments.
 //!
 //! ```sh
 //! cargo run --example quickstart
@@ -30,114 +31,66 @@
 use std::net::SocketAddr;
 use std::process::ExitCode;
 
-use serde_json::{Value, json};
-use typed_mcp::wire::{
-    CallToolResult, GetPromptResult, PromptMessage, ResourceContents, ToolAnnotations,
-};
-use typed_mcp::{
-    PromptDecl, ResourceDecl, ResourceTemplateDecl, RpcError, Server, ToolDecl, ToolError,
-};
+use schemars::JsonSchema;
+use serde::Serialize;
+use typed_mcp::{Server, prompt, prompts, resource, resources, tool, tools};
 use typed_mcp_http::HttpServer;
 
-fn add() -> ToolDecl {
-    ToolDecl::builder("add")
-        .title("Add")
-        .description("Add two integers and return their sum.")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {
-                "a": {"type": "integer", "description": "The first addend."},
-                "b": {"type": "integer", "description": "The second addend."}
-            },
-            "required": ["a", "b"],
-            "additionalProperties": false
-        }))
-        .output_schema(json!({
-            "type": "object",
-            "properties": {"sum": {"type": "integer"}},
-            "required": ["sum"]
-        }))
-        .annotations(ToolAnnotations {
-            read_only_hint: Some(true),
-            open_world_hint: Some(false),
-            ..Default::default()
-        })
-        .handler(|args, _ctx| async move {
-            let integer = |name: &str| {
-                args.get(name)
-                    .and_then(Value::as_i64)
-                    .ok_or_else(|| ToolError::execution(format!("- {name}: expected an integer")))
-            };
-            let (a, b) = (integer("a")?, integer("b")?);
-            let sum = a
-                .checked_add(b)
-                .ok_or_else(|| ToolError::execution("the sum does not fit in 64 bits"))?;
-            Ok(CallToolResult::structured(json!({ "sum": sum })))
-        })
+/// The sum of two integers.
+#[derive(Debug, Serialize, JsonSchema)]
+struct Sum {
+    /// `a + b`.
+    sum: i64,
 }
 
-fn echo() -> ToolDecl {
-    ToolDecl::builder("echo")
-        .description("Return the given text unchanged.")
-        .input_schema(json!({
-            "type": "object",
-            "properties": {"text": {"type": "string", "description": "The text to return."}},
-            "required": ["text"],
-            "additionalProperties": false
-        }))
-        .handler(|mut args, _ctx| async move {
-            match args.remove("text") {
-                Some(Value::String(text)) => Ok(CallToolResult::text(text)),
-                _ => Err(ToolError::execution("- text: expected a string")),
-            }
-        })
+/// The sum does not fit in 64 bits.
+#[derive(Debug, thiserror::Error)]
+#[error("the sum of {0} and {1} does not fit in 64 bits")]
+struct Overflow(i64, i64);
+
+/// Add two integers and return their sum.
+///
+/// # Arguments
+/// * `a` - The first addend.
+/// * `b` - The second addend.
+#[tool(title = "Add", read_only, open_world = false)]
+async fn add(a: i64, b: i64) -> Result<Sum, Overflow> {
+    a.checked_add(b).map(|sum| Sum { sum }).ok_or(Overflow(a, b))
 }
 
-fn readme() -> ResourceDecl {
-    ResourceDecl::builder("quickstart://readme", "readme")
-        .description("What this server is and how to talk to it.")
-        .mime_type("text/plain")
-        .handler(|request, _ctx| async move {
-            Ok(vec![ResourceContents::text(
-                request.uri,
-                Some("text/plain"),
-                "This is the typed-mcp quickstart server. Try tools/call on add or echo.",
-            )])
-        })
+/// Return the given text unchanged.
+///
+/// # Arguments
+/// * `text` - The text to return.
+#[tool(read_only, open_world = false)]
+async fn echo(text: String) -> String {
+    text
 }
 
-fn greeting() -> ResourceTemplateDecl {
-    ResourceTemplateDecl::builder("quickstart://greeting/{name}", "greeting")
-        .description("A greeting for the named person.")
-        .mime_type("text/plain")
-        .parameter("name", "Who to greet.")
-        .handler(|request, _ctx| async move {
-            let name = request
-                .variable("name")
-                .ok_or_else(|| RpcError::internal("the template has a name variable"))?;
-            Ok(vec![ResourceContents::text(
-                request.uri.clone(),
-                Some("text/plain"),
-                format!("Hello, {name}!"),
-            )])
-        })
+/// What this server is and how to talk to it.
+#[resource(uri = "quickstart://readme", mime_type = "text/plain")]
+fn readme() -> String {
+    "This is the typed-mcp quickstart server. Try tools/call on add or echo.".to_owned()
 }
 
-fn review() -> PromptDecl {
-    PromptDecl::builder("review_code")
-        .description("Ask the model to review a piece of code.")
-        .argument("code", "The code to review.", true)
-        .argument("focus", "What to pay attention to (optional).", false)
-        .handler(|args, _ctx| async move {
-            let code = args.get("code").cloned().unwrap_or_default();
-            let focus = args
-                .get("focus")
-                .map(|f| format!(" Focus on {f}."))
-                .unwrap_or_default();
-            Ok(GetPromptResult::new(vec![PromptMessage::user_text(
-                format!("Please review this code.{focus}\n\n{code}"),
-            )]))
-        })
+/// A greeting for the named person.
+///
+/// # Arguments
+/// * `name` - Who to greet.
+#[resource(uri = "quickstart://greeting/{name}", mime_type = "text/plain")]
+fn greeting(name: String) -> String {
+    format!("Hello, {name}!")
+}
+
+/// Ask the model to review a piece of code.
+///
+/// # Arguments
+/// * `code` - The code to review.
+/// * `focus` - What to pay attention to (optional).
+#[prompt(name = "review_code")]
+fn review(code: String, focus: Option<String>) -> String {
+    let focus = focus.map(|f| format!(" Focus on {f}.")).unwrap_or_default();
+    format!("Please review this code.{focus}\n\n{code}")
 }
 
 /// How to serve: `--http ADDR` or stdio.
@@ -184,10 +137,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let transport = transport()?;
     let server = Server::new("typed-mcp-quickstart", env!("CARGO_PKG_VERSION"))
         .instructions("Arithmetic and echo utilities for trying out typed-mcp.")
-        .tools([add(), echo()])
-        .resource(readme())
-        .resource_template(greeting())
-        .prompt(review())
+        .tools(tools![add, echo])
+        .resources(resources![readme, greeting])
+        .prompts(prompts![review])
         .build()?;
     match transport {
         // A stdio server reads one pipe: a current-thread runtime spares the
