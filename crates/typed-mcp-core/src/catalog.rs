@@ -359,8 +359,14 @@ impl Catalog {
         let capabilities = ServerCapabilities {
             tools: (!tools.is_empty()).then(ListChangedCapability::default),
             prompts: (!prompts.is_empty()).then(ListChangedCapability::default),
-            resources: (!resources.is_empty() || !parsed_templates.is_empty())
-                .then(ResourcesCapability::default),
+            // Updates of any resource can be published, so subscriptions are
+            // offered whenever there are resources; the lists themselves are fixed.
+            resources: (!resources.is_empty() || !parsed_templates.is_empty()).then_some(
+                ResourcesCapability {
+                    subscribe: Some(true),
+                    list_changed: None,
+                },
+            ),
             completions: completable.then(Default::default),
             logging: options.logging.then(Default::default),
             ..Default::default()
@@ -468,6 +474,13 @@ impl Catalog {
     /// The index of a tool by wire name.
     pub fn tool_index(&self, name: &str) -> Option<usize> {
         self.tool_index.get(name).copied()
+    }
+
+    /// True when `resources/read` of `uri` would find a declaration (a static
+    /// resource or a template match).
+    pub fn serves_uri(&self, uri: &str) -> bool {
+        self.resource_index.contains_key(uri)
+            || self.templates.iter().any(|(_, t)| t.matches(uri).is_some())
     }
 
     /// The index of a prompt by wire name.

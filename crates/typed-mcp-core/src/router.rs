@@ -37,7 +37,9 @@
 //!     and `progressToken` well-formed → else `-32602` (400).
 //! 13. **Method known and offered** — unknown, removed (`ping`,
 //!     `logging/setLevel`, `resources/subscribe`, ...) or behind a capability
-//!     the server does not announce → `-32601` (404).
+//!     the server does not announce (`subscriptions/listen` needs
+//!     `resources.subscribe`, announced whenever there are resources) →
+//!     `-32601` (404).
 //! 14. **`Mcp-Name`** (HTTP only; `tools/call`, `prompts/get`,
 //!     `resources/read`) — present and equal to the body's `name`/`uri` after
 //!     decoding the `=?base64?…?=` sentinel → else `-32020` (400).
@@ -75,7 +77,8 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Catalog, HeaderParam, Kind, required_prompt_arguments};
 use crate::guard::{Limits, depth_exceeds};
 use crate::wire::{
-    ClientCapabilities, CompletionArgument, Implementation, LoggingLevel, Meta, meta_keys, methods,
+    ClientCapabilities, CompletionArgument, Implementation, LoggingLevel, Meta, SubscriptionFilter,
+    meta_keys, methods,
 };
 use crate::{ProgressToken, RequestId, RpcError, SUPPORTED_VERSIONS, encode};
 
@@ -225,6 +228,11 @@ pub enum Target {
         index: usize,
         /// The string arguments.
         arguments: BTreeMap<String, String>,
+    },
+    /// `subscriptions/listen`: a long-lived stream of notifications.
+    Listen {
+        /// What the client asked to be told about.
+        filter: SubscriptionFilter,
     },
     /// `completion/complete`.
     Complete {
@@ -581,12 +589,16 @@ impl Router {
                 offered(caps.completions.is_some(), "completions").map(|()| None)?
             }
             methods::SUBSCRIPTIONS_LISTEN => {
-                return Err((
-                    RpcError::method_not_found(
-                        "subscriptions/listen is not offered: this server announces no listChanged or subscribe capability",
-                    ),
-                    404,
-                ));
+                let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe) == Some(true);
+                if !subscribe {
+                    return Err((
+                        RpcError::method_not_found(
+                            "subscriptions/listen is not offered: this server announces no listChanged or subscribe capability",
+                        ),
+                        404,
+                    ));
+                }
+                None
             }
             m if methods::REMOVED.contains(&m) => {
                 return Err((
@@ -607,18 +619,22 @@ impl Router {
             return Ok(answer);
         }
 
-        // Rung 14: Mcp-Name agrees with the body.
+        // Rung 14: Mcp-Name agrees with the body, for the three methods that
+        // carry one.
         if let Some(h) = headers {
-            let key = if method == methods::RESOURCES_READ {
-                "uri"
-            } else {
-                "name"
+            let key = match method {
+                methods::RESOURCES_READ => Some("uri"),
+                methods::TOOLS_CALL | methods::PROMPTS_GET => Some("name"),
+                _ => None,
             };
-            check_name_header(h, params.get(key))?;
+            if let Some(key) = key {
+                check_name_header(h, params.get(key))?;
+            }
         }
 
         // Rungs 15-19, per method.
         let target = match method {
+            methods::SUBSCRIPTIONS_LISTEN => listen_target(params)?,
             methods::TOOLS_CALL => self.tool_target(params, headers)?,
             methods::RESOURCES_READ => self.resource_target(params)?,
             methods::PROMPTS_GET => self.prompt_target(params)?,
@@ -962,6 +978,20 @@ fn finish_meta(
         baggage,
         other,
     })
+}
+
+fn listen_target(params: &mut Map<String, Value>) -> Result<Target, Refusal> {
+    let filter = match params.remove("notifications") {
+        Some(Value::Object(filter)) => serde_json::from_value(Value::Object(filter))
+            .map_err(|e| params_error(format!("notifications is malformed: {e}")))?,
+        Some(_) => return Err(params_error("notifications must be an object")),
+        None => {
+            return Err(params_error(
+                "notifications (the subscription filter) is required",
+            ));
+        }
+    };
+    Ok(Target::Listen { filter })
 }
 
 fn required_string(params: &mut Map<String, Value>, key: &str) -> Result<String, Refusal> {

@@ -55,7 +55,9 @@ struct Overflow(i64, i64);
 /// * `b` - The second addend.
 #[tool(title = "Add", read_only, open_world = false)]
 async fn add(a: i64, b: i64) -> Result<Sum, Overflow> {
-    a.checked_add(b).map(|sum| Sum { sum }).ok_or(Overflow(a, b))
+    a.checked_add(b)
+        .map(|sum| Sum { sum })
+        .ok_or(Overflow(a, b))
 }
 
 /// Return the given text unchanged.

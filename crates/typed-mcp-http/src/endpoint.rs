@@ -120,7 +120,11 @@ impl Endpoint {
             Decision::Invoke(call) => call,
         };
         // Progress and log messages can only reach the client on an SSE stream.
-        let notifies = call.meta.progress_token.is_some() || call.meta.log_level.is_some();
+        // A subscription is a stream by nature; other calls stream only when
+        // their `_meta` asks for progress or log messages.
+        let notifies = call.meta.progress_token.is_some()
+            || call.meta.log_level.is_some()
+            || matches!(call.target, typed_mcp::core::Target::Listen { .. });
         // Ids of different clients may collide: every POST gets its own in-flight
         // registry.
         let connection = Connection::new(self.server.clone());

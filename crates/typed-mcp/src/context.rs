@@ -228,6 +228,11 @@ impl ToolContext {
             .send(encode::notification(methods::MESSAGE, &params))
     }
 
+    /// Queues a message of this call's stream (a subscription's notifications).
+    pub(crate) fn send(&self, message: Vec<u8>) -> bool {
+        self.open() && self.inner.outbox.send(message)
+    }
+
     fn open(&self) -> bool {
         !self.inner.finished.load(Ordering::Acquire) && !self.inner.cancel.is_cancelled()
     }

@@ -11,7 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId, RpcError, encode};
+use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId, RpcError, Target, encode};
 
 use crate::context::ToolContext;
 use crate::declare::Handler;
@@ -57,6 +57,8 @@ struct Running {
     generation: u64,
     cancel: CancellationToken,
     abort: AbortHandle,
+    /// A `subscriptions/listen` stream, ended gracefully when input ends.
+    listen: bool,
 }
 
 #[derive(Default)]
@@ -121,6 +123,7 @@ impl Connection {
     /// messages). Must be called from within a tokio runtime.
     pub fn start(&self, call: Box<Call>, outbox: &Outbox) -> Accepted {
         let id = call.id.clone();
+        let listen = matches!(call.target, Target::Listen { .. });
         let cancel = CancellationToken::new();
         // The lock is held while spawning so the task cannot finish and
         // look for its entry before the entry exists.
@@ -141,7 +144,13 @@ impl Connection {
         let outbox = outbox.clone();
         let token = cancel.clone();
         let handle = self.tasks.spawn(async move {
-            let _permit = server.acquire_slot().await;
+            // A subscription lives as long as the client listens: it must not
+            // hold one of the handler slots.
+            let _permit = if listen {
+                None
+            } else {
+                Some(server.acquire_slot().await)
+            };
             let Call {
                 id,
                 meta,
@@ -169,6 +178,7 @@ impl Connection {
                 generation,
                 cancel,
                 abort: handle.abort_handle(),
+                listen,
             },
         );
         Accepted::Started(id)
@@ -199,8 +209,19 @@ impl Connection {
         self.tasks.len()
     }
 
-    /// Waits for every started call to finish.
+    /// Waits for every started call to finish. Open subscriptions are ended
+    /// gracefully first: each sends its final result.
     pub async fn drain(&self) {
+        for running in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .running
+            .values()
+            .filter(|r| r.listen)
+        {
+            running.cancel.cancel();
+        }
         self.tasks.close();
         self.tasks.wait().await;
         self.tasks.reopen();

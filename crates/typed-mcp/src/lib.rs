@@ -53,6 +53,7 @@ pub mod dispatch;
 mod server;
 pub mod state;
 mod stdio;
+mod subscribe;
 pub mod testing;
 pub mod typed;
 
@@ -63,6 +64,7 @@ pub use declare::{
     ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
+pub use subscribe::ResourceUpdates;
 pub use typed::answer::{Answer, NeedsInput};
 pub use typed_mcp_core as core;
 pub use typed_mcp_core::{RequestId, RpcError, wire};

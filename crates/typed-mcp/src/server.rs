@@ -20,6 +20,7 @@ use crate::declare::{
 };
 use crate::dispatch::run_handler;
 use crate::state::{StateBinding, StateKeys};
+use crate::subscribe::{self, ResourceUpdates};
 
 /// Why [`ServerBuilder::build`] refused to build a server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -242,6 +243,7 @@ impl ServerBuilder {
                 max_concurrent: self.max_concurrent,
                 state_keys: self.state_keys.unwrap_or_else(StateKeys::random),
                 state_ttl: self.state_ttl,
+                updates: ResourceUpdates::new(),
             }),
         })
     }
@@ -263,6 +265,7 @@ struct Inner {
     max_concurrent: usize,
     state_keys: StateKeys,
     state_ttl: Duration,
+    updates: ResourceUpdates,
 }
 
 /// A built, validated MCP server. Cheap to clone; every clone serves the same
@@ -332,6 +335,12 @@ impl Server {
     /// The most handlers that run at once.
     pub fn max_concurrent(&self) -> usize {
         self.inner.max_concurrent
+    }
+
+    /// The handle that publishes `notifications/resources/updated` to open
+    /// `subscriptions/listen` streams.
+    pub fn resource_updates(&self) -> &ResourceUpdates {
+        &self.inner.updates
     }
 
     pub(crate) async fn acquire_slot(&self) -> SemaphorePermit<'_> {
@@ -488,6 +497,7 @@ impl Server {
                 result.meta.server_info = Some(catalog.server_info().clone());
                 Ok(encode::result(id, &result))
             }
+            Target::Listen { filter } => Ok(subscribe::listen(self, id, filter, ctx).await),
             Target::Complete {
                 target,
                 argument,

@@ -35,8 +35,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Map, Value, json};
+use tokio::sync::mpsc::UnboundedReceiver;
 use typed_mcp_core::wire::meta_keys;
-use typed_mcp_core::{Facts, PROTOCOL_VERSION};
+use typed_mcp_core::{Facts, PROTOCOL_VERSION, RequestId};
 
 use crate::dispatch::{Accepted, Connection, Outbox};
 use crate::server::Server;
@@ -270,6 +271,88 @@ impl TestClient {
             }),
         )
         .await
+    }
+}
+
+/// An open `subscriptions/listen` stream (see [`TestClient::listen`]).
+pub struct Subscription<'a> {
+    client: &'a TestClient,
+    id: RequestId,
+    rx: UnboundedReceiver<Vec<u8>>,
+}
+
+impl std::fmt::Debug for Subscription<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl Subscription<'_> {
+    /// The listen request's id (the subscription id).
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    /// The next message of the stream, or `None` once it ended.
+    pub async fn next(&mut self) -> Option<Value> {
+        let bytes = self.rx.recv().await?;
+        let message: Value = serde_json::from_slice(&bytes).expect("the server sends valid JSON");
+        if let Some(inspect) = &self.client.inspector {
+            inspect(Some("subscriptions/listen"), &message);
+        }
+        Some(message)
+    }
+
+    /// The next message, or `None` when none arrives within `wait`.
+    pub async fn next_within(&mut self, wait: std::time::Duration) -> Option<Value> {
+        tokio::time::timeout(wait, self.next()).await.ok().flatten()
+    }
+
+    /// Cancels the subscription as `notifications/cancelled` does: nothing
+    /// more is sent on it.
+    pub async fn cancel(self) {
+        let cancel = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": self.id}
+        });
+        self.client.send(&cancel).await;
+    }
+}
+
+impl TestClient {
+    /// Opens a `subscriptions/listen` stream with this filter (e.g.
+    /// `{"resourceSubscriptions": ["file:///a"]}`) and returns it unread.
+    ///
+    /// # Panics
+    ///
+    /// When the server answers at once (an error) instead of streaming.
+    pub async fn listen(&self, filter: Value) -> Subscription<'_> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": "subscriptions/listen",
+            "params": {"_meta": self.envelope(), "notifications": filter}
+        });
+        let (outbox, rx) = Outbox::channel();
+        let bytes = serde_json::to_vec(&message).expect("a Value serializes");
+        match self.connection.accept(&bytes, &Facts::NONE, &outbox) {
+            Accepted::Started(id) => Subscription {
+                client: self,
+                id,
+                rx,
+            },
+            other => panic!("subscriptions/listen was not started: {other:?}"),
+        }
+    }
+
+    /// Ends every open subscription gracefully (each sends its final result),
+    /// as end of input does on stdio, and waits for running calls.
+    pub async fn drain(&self) {
+        self.connection.drain().await;
     }
 }
 

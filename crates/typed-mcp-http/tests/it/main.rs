@@ -6,4 +6,5 @@ mod limits;
 mod protection;
 mod statuses;
 mod streaming;
+mod subscriptions;
 mod support;

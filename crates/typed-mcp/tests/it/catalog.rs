@@ -148,7 +148,7 @@ async fn discover_describes_the_server() {
     assert_eq!(result["supportedVersions"], json!([VERSION]));
     assert_eq!(
         result["capabilities"],
-        json!({"tools": {}, "prompts": {}, "resources": {}, "completions": {}, "logging": {}})
+        json!({"tools": {}, "prompts": {}, "resources": {"subscribe": true}, "completions": {}, "logging": {}})
     );
     assert_eq!(result["instructions"], "Use the tools wisely.");
     assert_list_cache(&result);
@@ -171,7 +171,10 @@ async fn discover_announces_only_what_is_declared() {
         .build()
         .unwrap();
     let caps = client(templates_only).discover().await.result()["capabilities"].clone();
-    assert_eq!(caps, json!({"resources": {}, "logging": {}}));
+    assert_eq!(
+        caps,
+        json!({"resources": {"subscribe": true}, "logging": {}})
+    );
 
     let empty = Server::new("e", "1").build().unwrap();
     let result = client(empty).discover().await.result().clone();

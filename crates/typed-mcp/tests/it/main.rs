@@ -8,6 +8,7 @@ mod catalog;
 mod macros;
 mod runtime;
 mod schema;
+mod subscriptions;
 mod support;
 mod typed_layer;
 mod validation;

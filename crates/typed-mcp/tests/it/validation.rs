@@ -1381,3 +1381,33 @@ async fn an_id_wider_than_64_bits_is_echoed_digit_for_digit() {
         }
     }
 }
+
+#[tokio::test]
+async fn methods_without_a_name_need_no_mcp_name_header() {
+    // A server with resources offers subscriptions/listen: neither it nor
+    // server/discover carries a name, so no Mcp-Name is expected of them.
+    let client = client(server());
+    for (method, params) in [("server/discover", json!({})), ("tools/list", json!({}))] {
+        let response = send_http(
+            &client,
+            &enveloped(json!(8), method, params),
+            &std_headers(method),
+        )
+        .await;
+        assert_result(&response, json!(8));
+    }
+    // A subscription streams, so ask the router itself what it would do.
+    let listen = enveloped(
+        json!(9),
+        "subscriptions/listen",
+        json!({"notifications": {}}),
+    );
+    let headers = std_headers("subscriptions/listen");
+    let decision = server().router().route(
+        &serde_json::to_vec(&listen).unwrap(),
+        &Facts {
+            headers: Some(&headers),
+        },
+    );
+    assert!(matches!(decision, Decision::Invoke(_)), "{decision:?}");
+}
