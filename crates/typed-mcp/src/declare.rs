@@ -609,10 +609,23 @@ impl ResourceTemplateBuilder {
 /// What a prompt handler returns.
 pub type PromptOutcome = Result<GetPromptResult, RpcError>;
 
+/// A prompt's reply: its messages, or a request for input first (multi
+/// round-trip, answered with `resultType: "input_required"`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptReply {
+    /// The rendered prompt.
+    Complete(GetPromptResult),
+    /// Ask the client for input; it retries with `inputResponses`.
+    InputRequired(InputRequiredResult),
+}
+
+/// What a prompt reply handler returns (see [`PromptBuilder::reply_handler`]).
+pub type PromptReplyOutcome = Result<PromptReply, RpcError>;
+
 /// A prompt: its descriptor and handler.
 pub struct PromptDecl {
     pub(crate) entry: PromptEntry,
-    pub(crate) handler: Handler<BTreeMap<String, String>, PromptOutcome>,
+    pub(crate) handler: Handler<BTreeMap<String, String>, PromptReplyOutcome>,
     pub(crate) completer: Option<Completer>,
 }
 
@@ -716,7 +729,7 @@ impl PromptBuilder {
         self
     }
 
-    fn finish(self, handler: Handler<BTreeMap<String, String>, PromptOutcome>) -> PromptDecl {
+    fn finish(self, handler: Handler<BTreeMap<String, String>, PromptReplyOutcome>) -> PromptDecl {
         PromptDecl {
             entry: PromptEntry {
                 prompt: self.prompt,
@@ -734,13 +747,35 @@ impl PromptBuilder {
         F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = PromptOutcome> + Send + 'static,
     {
-        self.finish(async_handler(f))
+        self.reply_handler(move |args, ctx| {
+            let reply = f(args, ctx);
+            async move { reply.await.map(PromptReply::Complete) }
+        })
     }
 
     /// Finishes the declaration with a synchronous handler on the blocking pool.
     pub fn blocking_handler<F>(self, f: F) -> PromptDecl
     where
         F: Fn(BTreeMap<String, String>, ToolContext) -> PromptOutcome + Send + Sync + 'static,
+    {
+        self.blocking_reply_handler(move |args, ctx| f(args, ctx).map(PromptReply::Complete))
+    }
+
+    /// Like [`handler`](Self::handler), for a handler that may answer
+    /// [`PromptReply::InputRequired`].
+    pub fn reply_handler<F, Fut>(self, f: F) -> PromptDecl
+    where
+        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = PromptReplyOutcome> + Send + 'static,
+    {
+        self.finish(async_handler(f))
+    }
+
+    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
+    /// answer [`PromptReply::InputRequired`].
+    pub fn blocking_reply_handler<F>(self, f: F) -> PromptDecl
+    where
+        F: Fn(BTreeMap<String, String>, ToolContext) -> PromptReplyOutcome + Send + Sync + 'static,
     {
         self.finish(blocking_handler(f))
     }

@@ -59,9 +59,10 @@ pub mod typed;
 
 pub use context::ToolContext;
 pub use declare::{
-    AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, ReplyOutcome,
-    ResourceBuilder, ResourceDecl, ResourceOutcome, ResourceRequest, ResourceTemplateBuilder,
-    ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
+    AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, PromptReply,
+    PromptReplyOutcome, ReplyOutcome, ResourceBuilder, ResourceDecl, ResourceOutcome,
+    ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl, ToolBuilder, ToolDecl,
+    ToolError, ToolOutcome, ToolReply,
 };
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
 pub use subscribe::ResourceUpdates;

@@ -8,19 +8,20 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use typed_mcp_core::catalog::{Catalog, CatalogError, CatalogErrors, CatalogOptions};
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
-    CacheHint, CallToolResult, CompleteResult, Completion, Implementation, ReadResourceResult,
-    ResultMeta, ResultType,
+    CacheHint, CallToolResult, CompleteResult, Completion, Implementation, InputRequiredResult,
+    ReadResourceResult, ResultMeta, ResultType,
 };
 use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 
 use crate::context::ToolContext;
 use crate::declare::{
-    AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, ResourceDecl,
+    AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, PromptReply, ResourceDecl,
     ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
 };
 use crate::dispatch::run_handler;
-use crate::state::{StateBinding, StateKeys};
+use crate::state::{BindingDigest, StateBinding, StateKeys};
 use crate::subscribe::{self, ResourceUpdates};
+use crate::typed::answer::check_input_requests;
 
 /// Why [`ServerBuilder::build`] refused to build a server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -253,7 +254,7 @@ type ToolHandler =
     Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
 type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceOutcome>;
 type PromptHandler =
-    Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptOutcome>;
+    Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReplyOutcome>;
 
 struct Inner {
     router: Router,
@@ -351,6 +352,60 @@ impl Server {
             .expect("the semaphore is never closed")
     }
 
+    /// Verifies the `requestState` of a retry and hands its plaintext to the
+    /// handler's context; a state this server did not seal for this request is
+    /// `-32602` and the handler never runs.
+    fn open_state(
+        &self,
+        token: Option<String>,
+        binding: &BindingDigest,
+        name: &str,
+        ctx: &ToolContext,
+    ) -> Result<(), RpcError> {
+        if let Some(token) = token {
+            let state = self
+                .inner
+                .state_keys
+                .open(&token, binding, SystemTime::now())
+                .map_err(|e| {
+                    tracing::warn!(%name, error = %e, "refused a requestState");
+                    RpcError::invalid_params(e.to_string())
+                })?;
+            ctx.set_request_state(state);
+        }
+        Ok(())
+    }
+
+    /// Encodes an `input_required` result, sealing its state for this request.
+    fn input_required(
+        &self,
+        id: &RequestId,
+        name: &str,
+        mut asked: InputRequiredResult,
+        binding: &BindingDigest,
+    ) -> Result<Vec<u8>, RpcError> {
+        if asked.input_requests.as_ref().is_none_or(|r| r.is_empty())
+            && asked.request_state.is_none()
+        {
+            return Err(RpcError::internal(format!(
+                "{name:?} asked for input without inputRequests or requestState"
+            )));
+        }
+        // The client must be able neither to read nor to forge it.
+        if let Some(state) = asked.request_state.take() {
+            asked.request_state = Some(self.inner.state_keys.seal(
+                &state,
+                binding,
+                SystemTime::now(),
+                self.inner.state_ttl,
+            ));
+        }
+        // Not cacheable, so no cache hints; identified like every result.
+        asked.result_type = ResultType::InputRequired;
+        asked.meta.server_info = Some(self.catalog().server_info().clone());
+        Ok(encode::result(id, &asked))
+    }
+
     fn meta(&self) -> ResultMeta {
         ResultMeta::server(self.catalog().server_info().clone())
     }
@@ -389,17 +444,7 @@ impl Server {
                     principal: None,
                 }
                 .digest();
-                if let Some(token) = request_state {
-                    let state = self
-                        .inner
-                        .state_keys
-                        .open(&token, &binding, SystemTime::now())
-                        .map_err(|e| {
-                            tracing::warn!(tool = %name, error = %e, "refused a requestState");
-                            RpcError::invalid_params(e.to_string())
-                        })?;
-                    ctx.set_request_state(state);
-                }
+                self.open_state(request_state, &binding, name, &ctx)?;
                 let (handler, timeout) = &self.inner.tools[index];
                 let run = run_handler(handler, arguments, ctx);
                 let finished = match timeout {
@@ -417,27 +462,8 @@ impl Server {
                 };
                 let mut result = match outcome {
                     Ok(ToolReply::Complete(result)) => result,
-                    Ok(ToolReply::InputRequired(mut asked)) => {
-                        if asked.input_requests.as_ref().is_none_or(|r| r.is_empty())
-                            && asked.request_state.is_none()
-                        {
-                            return Err(RpcError::internal(format!(
-                                "tool {name:?} asked for input without inputRequests or requestState"
-                            )));
-                        }
-                        // The client must be able neither to read nor to forge it.
-                        if let Some(state) = asked.request_state.take() {
-                            asked.request_state = Some(self.inner.state_keys.seal(
-                                &state,
-                                &binding,
-                                SystemTime::now(),
-                                self.inner.state_ttl,
-                            ));
-                        }
-                        // Not cacheable, so no cache hints; identified like every result.
-                        asked.result_type = ResultType::InputRequired;
-                        asked.meta.server_info = Some(catalog.server_info().clone());
-                        return Ok(encode::result(id, &asked));
+                    Ok(ToolReply::InputRequired(asked)) => {
+                        return self.input_required(id, name, asked, &binding);
                     }
                     Err(ToolError::Execution(message)) => CallToolResult::error(message),
                     Err(ToolError::Protocol(e)) => return Err(e),
@@ -490,12 +516,32 @@ impl Server {
             }
             Target::Prompt { index, arguments } => {
                 let name = &catalog.prompts()[index].prompt.name;
-                let mut result = run_handler(&self.inner.prompts[index].0, arguments, ctx)
+                let as_map: serde_json::Map<String, serde_json::Value> = arguments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect();
+                let binding = StateBinding {
+                    method: "prompts/get",
+                    target: name,
+                    arguments: Some(&as_map),
+                    principal: None,
+                }
+                .digest();
+                self.open_state(request_state, &binding, name, &ctx)?;
+                let reply = run_handler(&self.inner.prompts[index].0, arguments, ctx.clone())
                     .await
                     .map_err(|panic| handler_panicked("prompt", name, &panic))??;
-                result.result_type = ResultType::Complete;
-                result.meta.server_info = Some(catalog.server_info().clone());
-                Ok(encode::result(id, &result))
+                match reply {
+                    PromptReply::Complete(mut result) => {
+                        result.result_type = ResultType::Complete;
+                        result.meta.server_info = Some(catalog.server_info().clone());
+                        Ok(encode::result(id, &result))
+                    }
+                    PromptReply::InputRequired(asked) => {
+                        check_input_requests(&asked, &ctx)?;
+                        Ok(self.input_required(id, name, asked, &binding)?)
+                    }
+                }
             }
             Target::Listen { filter } => Ok(subscribe::listen(self, id, filter, ctx).await),
             Target::Complete {

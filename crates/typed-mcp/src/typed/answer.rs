@@ -111,15 +111,24 @@ impl<P: Output> Output for Answered<P> {
     }
 }
 
-/// Refuses, with `-32021`, to ask for a kind of input the client did not
-/// declare on this request (elicitation, its URL mode, sampling, roots).
+/// Refuses, with `-32021`, a tool reply that asks for a kind of input the
+/// client did not declare on this request.
 pub(crate) fn check_client_capabilities(
     reply: &ToolReply,
     ctx: &ToolContext,
 ) -> Result<(), RpcError> {
-    let ToolReply::InputRequired(result) = reply else {
-        return Ok(());
-    };
+    match reply {
+        ToolReply::InputRequired(result) => check_input_requests(result, ctx),
+        ToolReply::Complete(_) => Ok(()),
+    }
+}
+
+/// Refuses, with `-32021`, to ask for a kind of input the client did not
+/// declare on this request (elicitation, its URL mode, sampling, roots).
+pub(crate) fn check_input_requests(
+    result: &InputRequiredResult,
+    ctx: &ToolContext,
+) -> Result<(), RpcError> {
     let caps = ctx.client_capabilities();
     let mut missing = Map::new();
     for request in result.input_requests.iter().flat_map(|r| r.values()) {

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::{GetPromptResult, PromptMessage};
 
+use super::answer::Answer;
 use crate::context::ToolContext;
-use crate::declare::PromptDecl;
+use crate::declare::{PromptDecl, PromptReply};
 
 /// The static facts of a typed prompt, as a macro writes them.
 #[derive(Debug, Clone, Copy)]
@@ -24,36 +25,48 @@ pub struct PromptAttrs {
     pub arguments: &'static [(&'static str, &'static str, bool)],
 }
 
-/// A prompt function's return value, turned into a `prompts/get` result.
+/// A prompt function's return value, turned into a `prompts/get` reply.
 pub trait PromptOutput: Send + 'static {
-    /// The result, or the error to answer with.
-    fn into_result(self) -> Result<GetPromptResult, RpcError>;
+    /// The reply, or the error to answer with.
+    fn into_reply(self) -> Result<PromptReply, RpcError>;
 }
 
 /// One user message holding the text.
 impl PromptOutput for String {
-    fn into_result(self) -> Result<GetPromptResult, RpcError> {
-        Ok(GetPromptResult::new(vec![PromptMessage::user_text(self)]))
+    fn into_reply(self) -> Result<PromptReply, RpcError> {
+        Ok(PromptReply::Complete(GetPromptResult::new(vec![
+            PromptMessage::user_text(self),
+        ])))
     }
 }
 
 impl PromptOutput for Vec<PromptMessage> {
-    fn into_result(self) -> Result<GetPromptResult, RpcError> {
-        Ok(GetPromptResult::new(self))
+    fn into_reply(self) -> Result<PromptReply, RpcError> {
+        Ok(PromptReply::Complete(GetPromptResult::new(self)))
     }
 }
 
 impl PromptOutput for GetPromptResult {
-    fn into_result(self) -> Result<GetPromptResult, RpcError> {
-        Ok(self)
+    fn into_reply(self) -> Result<PromptReply, RpcError> {
+        Ok(PromptReply::Complete(self))
+    }
+}
+
+/// `NeedsInput` answers `input_required`; `Done` renders like `T`.
+impl<T: PromptOutput> PromptOutput for Answer<T> {
+    fn into_reply(self) -> Result<PromptReply, RpcError> {
+        match self {
+            Answer::Done(value) => value.into_reply(),
+            Answer::NeedsInput(needs) => Ok(PromptReply::InputRequired(needs.into_result())),
+        }
     }
 }
 
 /// `Err` answers `-32603` with the error's message chain.
 impl<T: PromptOutput, E: std::error::Error + Send + 'static> PromptOutput for Result<T, E> {
-    fn into_result(self) -> Result<GetPromptResult, RpcError> {
+    fn into_reply(self) -> Result<PromptReply, RpcError> {
         match self {
-            Ok(value) => value.into_result(),
+            Ok(value) => value.into_reply(),
             Err(e) => Err(RpcError::internal(
                 crate::ToolError::from_error(&e).to_string(),
             )),
@@ -80,9 +93,9 @@ where
     O: PromptOutput,
 {
     let f = Arc::new(f);
-    builder(&attrs).handler(move |arguments, ctx| {
+    builder(&attrs).reply_handler(move |arguments, ctx| {
         let f = f.clone();
-        async move { f(arguments, ctx).await.into_result() }
+        async move { f(arguments, ctx).await.into_reply() }
     })
 }
 
@@ -92,5 +105,5 @@ where
     F: Fn(BTreeMap<String, String>, ToolContext) -> O + Send + Sync + 'static,
     O: PromptOutput,
 {
-    builder(&attrs).blocking_handler(move |arguments, ctx| f(arguments, ctx).into_result())
+    builder(&attrs).blocking_reply_handler(move |arguments, ctx| f(arguments, ctx).into_reply())
 }

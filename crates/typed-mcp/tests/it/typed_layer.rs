@@ -736,3 +736,86 @@ async fn an_expired_state_is_refused() {
         "{error}"
     );
 }
+
+// ---------------------------------------------------------------------------
+// A prompt may ask for input too
+// ---------------------------------------------------------------------------
+
+/// Draft a note about a topic, asking for the context first.
+///
+/// # Arguments
+/// * `topic` - What the note is about.
+#[typed_mcp::prompt]
+fn draft(topic: String, ctx: ToolContext) -> typed_mcp::Answer<String> {
+    use typed_mcp::wire::ElicitResult;
+    let context = ctx
+        .input_response::<ElicitResult>("user_context")
+        .and_then(Result::ok)
+        .and_then(|r| r.content)
+        .and_then(|c| c.get("context").and_then(Value::as_str).map(str::to_owned));
+    match (ctx.request_state(), context) {
+        (Some("asked"), Some(context)) => {
+            typed_mcp::Answer::Done(format!("Draft a note on {topic}. Context: {context}"))
+        }
+        _ => typed_mcp::Answer::NeedsInput(
+            typed_mcp::NeedsInput::new()
+                .elicit(
+                    "user_context",
+                    "What is the context?",
+                    json!({"type": "object", "properties": {"context": {"type": "string"}}}),
+                )
+                .state("asked"),
+        ),
+    }
+}
+
+#[tokio::test]
+async fn a_prompt_answers_input_required_then_renders() {
+    let server = Server::new("prompt-rounds", "0.1.0")
+        .prompts(typed_mcp::prompts![draft])
+        .build()
+        .unwrap();
+    let client = crate::schema::client_with_capabilities(server, json!({"elicitation": {}}));
+    let first = client
+        .get_prompt("draft", json!({"topic": "caching"}))
+        .await;
+    let asked = first.result();
+    assert_eq!(asked["resultType"], "input_required");
+    assert_eq!(
+        asked["inputRequests"]["user_context"]["method"],
+        "elicitation/create"
+    );
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let retry = json!({
+        "name": "draft",
+        "arguments": {"topic": "caching"},
+        "inputResponses": {"user_context": {"action": "accept", "content": {"context": "a CDN"}}},
+        "requestState": state
+    });
+    let done = client.request("prompts/get", retry.clone()).await;
+    assert_eq!(
+        done.result()["messages"][0]["content"]["text"],
+        "Draft a note on caching. Context: a CDN"
+    );
+    // The state is bound to the prompt's arguments.
+    let mut other = retry;
+    other["arguments"]["topic"] = json!("queues");
+    assert_eq!(
+        client.request("prompts/get", other).await.error_code(),
+        Some(-32602)
+    );
+    // Without the elicitation capability, asking is refused.
+    let plain = client_plain_prompt().await;
+    assert_eq!(plain, Some(-32021));
+}
+
+async fn client_plain_prompt() -> Option<i64> {
+    let server = Server::new("prompt-rounds", "0.1.0")
+        .prompts(typed_mcp::prompts![draft])
+        .build()
+        .unwrap();
+    client(server)
+        .get_prompt("draft", json!({"topic": "caching"}))
+        .await
+        .error_code()
+}
