@@ -655,6 +655,23 @@ async fn test_prompt_with_image() -> Vec<PromptMessage> {
     ]
 }
 
+/// A prompt that first asks the user, through an elicitation, for the
+/// context to put in it (a multi round-trip `prompts/get`).
+#[prompt]
+async fn test_input_required_result_prompt(ctx: ToolContext) -> Answer<String> {
+    match accepted_string(&ctx, "user_context", "context") {
+        Some(Ok(context)) => Answer::Done(format!("Prompt with context: {context}")),
+        Some(Err(action)) => Answer::Done(format!(
+            "Prompt without context: the user {action} to give one."
+        )),
+        None => Answer::NeedsInput(NeedsInput::new().elicit(
+            "user_context",
+            "What context should the prompt include?",
+            one_field("context", "string"),
+        )),
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The server
 // ---------------------------------------------------------------------------
@@ -692,6 +709,7 @@ fn server() -> Result<Server, typed_mcp::BuildError> {
             test_prompt_with_arguments(),
             test_prompt_with_embedded_resource,
             test_prompt_with_image,
+            test_input_required_result_prompt,
         ])
         .build()
 }
