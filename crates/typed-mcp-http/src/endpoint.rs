@@ -20,10 +20,10 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde::Deserialize;
 use tokio::sync::mpsc::UnboundedReceiver;
-use typed_mcp::Server;
 use typed_mcp::core::router::Headers;
 use typed_mcp::core::{Decision, Facts, RequestId, RpcError, encode};
 use typed_mcp::dispatch::{Accepted, Connection, Outbox};
+use typed_mcp::{Principal, Server};
 
 use crate::negotiate::{Accepts, check_content_type};
 use crate::protect::Protection;
@@ -33,6 +33,9 @@ use crate::protect::Protection;
 pub(crate) struct Endpoint {
     pub(crate) server: Server,
     pub(crate) protection: Protection,
+    /// Refuse requests that the application's authentication layer did not
+    /// mark with a [`Principal`].
+    pub(crate) require_principal: bool,
 }
 
 /// The axum handler of the endpoint.
@@ -67,6 +70,15 @@ impl Endpoint {
                 .insert(ALLOW, HeaderValue::from_static("POST"));
             return response;
         }
+        // The application's authentication layer (if any) put the caller here.
+        let principal = parts.extensions.get::<Principal>().cloned();
+        if self.require_principal && principal.is_none() {
+            tracing::warn!("refused an MCP request without an authenticated principal");
+            return refusal(
+                StatusCode::UNAUTHORIZED,
+                "this endpoint requires an authenticated caller, and none was established",
+            );
+        }
         let accepts = Accepts::from_headers(headers);
         if accepts.none() {
             return refusal(
@@ -99,10 +111,16 @@ impl Endpoint {
                 );
             }
         };
-        self.dispatch(&body, headers, accepts).await
+        self.dispatch(&body, headers, accepts, principal).await
     }
 
-    async fn dispatch(&self, body: &[u8], headers: &HeaderMap, accepts: Accepts) -> Response {
+    async fn dispatch(
+        &self,
+        body: &[u8],
+        headers: &HeaderMap,
+        accepts: Accepts,
+        principal: Option<Principal>,
+    ) -> Response {
         let decision = {
             let request_headers = RequestHeaders(headers);
             let facts = Facts {
@@ -129,7 +147,7 @@ impl Endpoint {
         // registry.
         let connection = Connection::new(self.server.clone());
         let (outbox, rx) = Outbox::channel();
-        let accepted_as = connection.start(call, &outbox);
+        let accepted_as = connection.start_as(call, &outbox, principal);
         drop(outbox);
         let mut call = match accepted_as {
             Accepted::Started(id) => RunningCall {

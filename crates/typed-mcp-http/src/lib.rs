@@ -195,10 +195,11 @@ impl HttpServer {
     /// reaches this router (an axum layer or middleware of its own), which
     /// allows a non-loopback bind without [`allow_hosts`](Self::allow_hosts).
     ///
-    /// typed-mcp implements no authentication itself and cannot see the layer:
-    /// the application must install it in front of the router, and refuse
-    /// unauthenticated requests there. (Handing the authenticated principal on
-    /// to handlers is not implemented yet; this flag is only recorded.)
+    /// typed-mcp implements no authentication itself: the application's layer
+    /// verifies the caller and inserts a [`typed_mcp::Principal`] into the
+    /// request's extensions. Handlers see it in `ToolContext::principal()`, and
+    /// sealed `requestState` is bound to it. With this flag set, a request that
+    /// reaches the router without a `Principal` is refused with `401`.
     pub fn require_authentication(mut self) -> Self {
         self.authenticated = true;
         self
@@ -244,6 +245,7 @@ impl HttpServer {
         let endpoint = Arc::new(Endpoint {
             server: self.server,
             protection,
+            require_principal: self.authenticated,
         });
         Ok(Router::new().route(path, any(endpoint::handle).with_state(endpoint)))
     }

@@ -26,6 +26,28 @@ thread_local! {
     static CURRENT_BLOCKING: RefCell<Option<ToolContext>> = const { RefCell::new(None) };
 }
 
+/// Who is calling, as the application's own authentication established it
+/// (for example an HTTP middleware that verified a token and inserted a
+/// `Principal` into the request's extensions). typed-mcp never authenticates;
+/// it carries the principal to handlers and binds sealed state to it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Principal {
+    id: String,
+}
+
+impl Principal {
+    /// A principal with this stable identifier (a user or client id — never a
+    /// credential).
+    pub fn new(id: impl Into<String>) -> Self {
+        Principal { id: id.into() }
+    }
+
+    /// The identifier.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+}
+
 /// The context of one call: request id, envelope, cancellation and
 /// request-scoped notifications. Cheap to clone.
 ///
@@ -45,6 +67,7 @@ struct Inner {
     last_progress: Mutex<Option<f64>>,
     input_responses: Option<Map<String, Value>>,
     request_state: OnceLock<String>,
+    principal: Option<Principal>,
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -63,6 +86,7 @@ impl ToolContext {
         cancel: CancellationToken,
         outbox: Outbox,
         input_responses: Option<Map<String, Value>>,
+        principal: Option<Principal>,
     ) -> Self {
         ToolContext {
             inner: Arc::new(Inner {
@@ -74,6 +98,7 @@ impl ToolContext {
                 last_progress: Mutex::new(None),
                 input_responses,
                 request_state: OnceLock::new(),
+                principal,
             }),
         }
     }
@@ -139,6 +164,11 @@ impl ToolContext {
         CURRENT_BLOCKING.with(|c| *c.borrow_mut() = Some(self));
         let _reset = Reset;
         f()
+    }
+
+    /// The authenticated caller, when the transport has one (see [`Principal`]).
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.principal.as_ref()
     }
 
     /// The JSON-RPC id of the request.

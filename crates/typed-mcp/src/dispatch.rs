@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId, RpcError, Target, encode};
 
-use crate::context::ToolContext;
+use crate::context::{Principal, ToolContext};
 use crate::declare::Handler;
 use crate::server::Server;
 
@@ -122,6 +122,18 @@ impl Connection {
     /// SSE stream only when the call's `_meta` asks for progress or log
     /// messages). Must be called from within a tokio runtime.
     pub fn start(&self, call: Box<Call>, outbox: &Outbox) -> Accepted {
+        self.start_as(call, outbox, None)
+    }
+
+    /// Like [`start`](Self::start), for a caller the transport authenticated
+    /// (its handlers see it in [`ToolContext::principal`], and sealed state is
+    /// bound to it).
+    pub fn start_as(
+        &self,
+        call: Box<Call>,
+        outbox: &Outbox,
+        principal: Option<Principal>,
+    ) -> Accepted {
         let id = call.id.clone();
         let listen = matches!(call.target, Target::Listen { .. });
         let cancel = CancellationToken::new();
@@ -158,7 +170,14 @@ impl Connection {
                 input_responses,
                 request_state,
             } = *call;
-            let ctx = ToolContext::new(id.clone(), meta, token, outbox.clone(), input_responses);
+            let ctx = ToolContext::new(
+                id.clone(),
+                meta,
+                token,
+                outbox.clone(),
+                input_responses,
+                principal,
+            );
             let response = server.invoke(&id, target, request_state, ctx.clone()).await;
             ctx.finish();
             let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());

@@ -57,7 +57,7 @@ mod subscribe;
 pub mod testing;
 pub mod typed;
 
-pub use context::ToolContext;
+pub use context::{Principal, ToolContext};
 pub use declare::{
     AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, PromptReply,
     PromptReplyOutcome, ReplyOutcome, ResourceBuilder, ResourceDecl, ResourceOutcome,

@@ -13,7 +13,7 @@ use typed_mcp_core::wire::{
 };
 use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 
-use crate::context::ToolContext;
+use crate::context::{Principal, ToolContext};
 use crate::declare::{
     AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, PromptReply, ResourceDecl,
     ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
@@ -441,7 +441,7 @@ impl Server {
                     method: "tools/call",
                     target: name,
                     arguments: Some(&arguments),
-                    principal: None,
+                    principal: ctx.principal().map(Principal::id),
                 }
                 .digest();
                 self.open_state(request_state, &binding, name, &ctx)?;
@@ -524,7 +524,7 @@ impl Server {
                     method: "prompts/get",
                     target: name,
                     arguments: Some(&as_map),
-                    principal: None,
+                    principal: ctx.principal().map(Principal::id),
                 }
                 .digest();
                 self.open_state(request_state, &binding, name, &ctx)?;

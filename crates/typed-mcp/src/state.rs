@@ -268,6 +268,35 @@ mod tests {
     }
 
     #[test]
+    fn a_state_is_bound_to_its_principal() {
+        let keys = StateKeys::random();
+        let args = Map::new();
+        let as_user = |principal| {
+            StateBinding {
+                method: "tools/call",
+                target: "t",
+                arguments: Some(&args),
+                principal,
+            }
+            .digest()
+        };
+        let now = SystemTime::now();
+        let token = keys.seal("s", &as_user(Some("alice")), now, Duration::from_secs(60));
+        assert_eq!(
+            keys.open(&token, &as_user(Some("alice")), now).unwrap(),
+            "s"
+        );
+        assert_eq!(
+            keys.open(&token, &as_user(Some("bob")), now),
+            Err(StateError::Invalid)
+        );
+        assert_eq!(
+            keys.open(&token, &as_user(None), now),
+            Err(StateError::Invalid)
+        );
+    }
+
+    #[test]
     fn expiry_and_rotation() {
         let old = [7u8; 32];
         let new = [9u8; 32];

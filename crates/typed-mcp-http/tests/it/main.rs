@@ -3,6 +3,7 @@
 mod build;
 mod headers;
 mod limits;
+mod principal;
 mod protection;
 mod statuses;
 mod streaming;

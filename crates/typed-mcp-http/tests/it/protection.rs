@@ -97,7 +97,16 @@ async fn an_authenticated_public_bind_checks_origin_but_not_host() {
         .bind_address("0.0.0.0:8080".parse().unwrap())
         .require_authentication()
         .into_router()
-        .unwrap();
+        .unwrap()
+        // A stand-in for the application's authentication layer.
+        .layer(axum::middleware::from_fn(
+            |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
+                request
+                    .extensions_mut()
+                    .insert(typed_mcp::Principal::new("tester"));
+                next.run(request).await
+            },
+        ));
     let client = Client::new(serve(router).await, "/");
     let req = discover().header("host", "mcp.example.com");
     assert_eq!(client.send(&req).await.status, 200);
