@@ -346,10 +346,23 @@ impl ToolBuilder {
 /// list is answered as "resource not found".
 pub type ResourceOutcome = Result<Vec<ResourceContents>, RpcError>;
 
+/// A resource's reply: its contents, or a request for input first (multi
+/// round-trip, answered with `resultType: "input_required"`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResourceReply {
+    /// The contents (an empty list is answered as "resource not found").
+    Complete(Vec<ResourceContents>),
+    /// Ask the client for input; it retries with `inputResponses`.
+    InputRequired(InputRequiredResult),
+}
+
+/// What a resource reply handler returns (see [`ResourceBuilder::reply_handler`]).
+pub type ResourceReplyOutcome = Result<ResourceReply, RpcError>;
+
 /// A static resource: its descriptor and its handler.
 pub struct ResourceDecl {
     pub(crate) entry: ResourceEntry,
-    pub(crate) handler: Handler<ResourceRequest, ResourceOutcome>,
+    pub(crate) handler: Handler<ResourceRequest, ResourceReplyOutcome>,
 }
 
 impl std::fmt::Debug for ResourceDecl {
@@ -432,16 +445,40 @@ impl ResourceBuilder {
         F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ResourceOutcome> + Send + 'static,
     {
-        ResourceDecl {
-            entry: self.entry(),
-            handler: async_handler(f),
-        }
+        self.reply_handler(move |request, ctx| {
+            let reply = f(request, ctx);
+            async move { reply.await.map(ResourceReply::Complete) }
+        })
     }
 
     /// Finishes the declaration with a synchronous handler on the blocking pool.
     pub fn blocking_handler<F>(self, f: F) -> ResourceDecl
     where
         F: Fn(ResourceRequest, ToolContext) -> ResourceOutcome + Send + Sync + 'static,
+    {
+        self.blocking_reply_handler(move |request, ctx| {
+            f(request, ctx).map(ResourceReply::Complete)
+        })
+    }
+
+    /// Like [`handler`](Self::handler), for a handler that may answer
+    /// [`ResourceReply::InputRequired`].
+    pub fn reply_handler<F, Fut>(self, f: F) -> ResourceDecl
+    where
+        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ResourceReplyOutcome> + Send + 'static,
+    {
+        ResourceDecl {
+            entry: self.entry(),
+            handler: async_handler(f),
+        }
+    }
+
+    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
+    /// answer [`ResourceReply::InputRequired`].
+    pub fn blocking_reply_handler<F>(self, f: F) -> ResourceDecl
+    where
+        F: Fn(ResourceRequest, ToolContext) -> ResourceReplyOutcome + Send + Sync + 'static,
     {
         ResourceDecl {
             entry: self.entry(),
@@ -474,7 +511,7 @@ impl From<ResourceTemplateDecl> for AnyResourceDecl {
 /// A resource template: its descriptor, parameters and handler.
 pub struct ResourceTemplateDecl {
     pub(crate) entry: TemplateEntry,
-    pub(crate) handler: Handler<ResourceRequest, ResourceOutcome>,
+    pub(crate) handler: Handler<ResourceRequest, ResourceReplyOutcome>,
     pub(crate) completer: Option<Completer>,
 }
 
@@ -571,7 +608,10 @@ impl ResourceTemplateBuilder {
         self
     }
 
-    fn finish(self, handler: Handler<ResourceRequest, ResourceOutcome>) -> ResourceTemplateDecl {
+    fn finish(
+        self,
+        handler: Handler<ResourceRequest, ResourceReplyOutcome>,
+    ) -> ResourceTemplateDecl {
         ResourceTemplateDecl {
             entry: TemplateEntry {
                 template: self.template,
@@ -590,13 +630,37 @@ impl ResourceTemplateBuilder {
         F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ResourceOutcome> + Send + 'static,
     {
-        self.finish(async_handler(f))
+        self.reply_handler(move |request, ctx| {
+            let reply = f(request, ctx);
+            async move { reply.await.map(ResourceReply::Complete) }
+        })
     }
 
     /// Finishes the declaration with a synchronous handler on the blocking pool.
     pub fn blocking_handler<F>(self, f: F) -> ResourceTemplateDecl
     where
         F: Fn(ResourceRequest, ToolContext) -> ResourceOutcome + Send + Sync + 'static,
+    {
+        self.blocking_reply_handler(move |request, ctx| {
+            f(request, ctx).map(ResourceReply::Complete)
+        })
+    }
+
+    /// Like [`handler`](Self::handler), for a handler that may answer
+    /// [`ResourceReply::InputRequired`].
+    pub fn reply_handler<F, Fut>(self, f: F) -> ResourceTemplateDecl
+    where
+        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ResourceReplyOutcome> + Send + 'static,
+    {
+        self.finish(async_handler(f))
+    }
+
+    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
+    /// answer [`ResourceReply::InputRequired`].
+    pub fn blocking_reply_handler<F>(self, f: F) -> ResourceTemplateDecl
+    where
+        F: Fn(ResourceRequest, ToolContext) -> ResourceReplyOutcome + Send + Sync + 'static,
     {
         self.finish(blocking_handler(f))
     }

@@ -61,8 +61,8 @@ pub use context::{Principal, ToolContext};
 pub use declare::{
     AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, PromptReply,
     PromptReplyOutcome, ReplyOutcome, ResourceBuilder, ResourceDecl, ResourceOutcome,
-    ResourceRequest, ResourceTemplateBuilder, ResourceTemplateDecl, ToolBuilder, ToolDecl,
-    ToolError, ToolOutcome, ToolReply,
+    ResourceReply, ResourceReplyOutcome, ResourceRequest, ResourceTemplateBuilder,
+    ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
 pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
 pub use subscribe::ResourceUpdates;

@@ -16,7 +16,7 @@ use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 use crate::context::{Principal, ToolContext};
 use crate::declare::{
     AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, PromptReply, ResourceDecl,
-    ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
+    ResourceReply, ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
 };
 use crate::dispatch::run_handler;
 use crate::state::{BindingDigest, StateBinding, StateKeys};
@@ -252,7 +252,7 @@ impl ServerBuilder {
 
 type ToolHandler =
     Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
-type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceOutcome>;
+type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceReplyOutcome>;
 type PromptHandler =
     Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReplyOutcome>;
 
@@ -493,13 +493,28 @@ impl Server {
                         (&self.inner.templates[index].0, entry.cache, variables)
                     }
                 };
+                let binding = StateBinding {
+                    method: "resources/read",
+                    target: &uri,
+                    arguments: None,
+                    principal: ctx.principal().map(Principal::id),
+                }
+                .digest();
+                self.open_state(request_state, &binding, &uri, &ctx)?;
                 let request = ResourceRequest {
                     uri: uri.clone(),
                     variables,
                 };
-                let contents = run_handler(handler, request, ctx)
+                let reply = run_handler(handler, request, ctx.clone())
                     .await
                     .map_err(|panic| handler_panicked("resource", &uri, &panic))??;
+                let contents = match reply {
+                    ResourceReply::Complete(contents) => contents,
+                    ResourceReply::InputRequired(asked) => {
+                        check_input_requests(&asked, &ctx)?;
+                        return self.input_required(id, &uri, asked, &binding);
+                    }
+                };
                 if contents.is_empty() {
                     return Err(RpcError::resource_not_found(&uri));
                 }

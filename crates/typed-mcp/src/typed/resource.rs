@@ -8,8 +8,11 @@ use serde::Serialize;
 use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::ResourceContents;
 
+use super::answer::Answer;
 use crate::context::ToolContext;
-use crate::declare::{AnyResourceDecl, ResourceDecl, ResourceRequest, ResourceTemplateDecl};
+use crate::declare::{
+    AnyResourceDecl, ResourceDecl, ResourceReply, ResourceRequest, ResourceTemplateDecl,
+};
 
 /// The static facts of a typed resource, as a macro writes them.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +39,38 @@ pub trait ResourceOutput: Send + 'static {
         uri: &str,
         mime_type: Option<&str>,
     ) -> Result<Vec<ResourceContents>, RpcError>;
+
+    /// The reply: contents, or (for [`Answer`]) a request for input first.
+    fn into_reply(self, uri: &str, mime_type: Option<&str>) -> Result<ResourceReply, RpcError>
+    where
+        Self: Sized,
+    {
+        self.into_contents(uri, mime_type)
+            .map(ResourceReply::Complete)
+    }
+}
+
+/// `NeedsInput` answers `input_required`; `Done` reads like `T`.
+impl<T: ResourceOutput> ResourceOutput for Answer<T> {
+    fn into_contents(
+        self,
+        uri: &str,
+        mime_type: Option<&str>,
+    ) -> Result<Vec<ResourceContents>, RpcError> {
+        match self {
+            Answer::Done(value) => value.into_contents(uri, mime_type),
+            Answer::NeedsInput(_) => Err(RpcError::internal(
+                "a resource asked for input where only contents can be answered",
+            )),
+        }
+    }
+
+    fn into_reply(self, uri: &str, mime_type: Option<&str>) -> Result<ResourceReply, RpcError> {
+        match self {
+            Answer::Done(value) => value.into_reply(uri, mime_type),
+            Answer::NeedsInput(needs) => Ok(ResourceReply::InputRequired(needs.into_result())),
+        }
+    }
 }
 
 impl ResourceOutput for String {
@@ -153,13 +188,13 @@ where
         let f = f.clone();
         async move {
             let uri = request.uri.clone();
-            f(request, ctx).await.into_contents(&uri, mime)
+            f(request, ctx).await.into_reply(&uri, mime)
         }
     };
     if is_template(&attrs) {
-        template_builder(&attrs).handler(handler).into()
+        template_builder(&attrs).reply_handler(handler).into()
     } else {
-        static_builder(&attrs).handler(handler).into()
+        static_builder(&attrs).reply_handler(handler).into()
     }
 }
 
@@ -172,11 +207,15 @@ where
     let mime = attrs.mime_type;
     let handler = move |request: ResourceRequest, ctx: ToolContext| {
         let uri = request.uri.clone();
-        f(request, ctx).into_contents(&uri, mime)
+        f(request, ctx).into_reply(&uri, mime)
     };
     if is_template(&attrs) {
-        template_builder(&attrs).blocking_handler(handler).into()
+        template_builder(&attrs)
+            .blocking_reply_handler(handler)
+            .into()
     } else {
-        static_builder(&attrs).blocking_handler(handler).into()
+        static_builder(&attrs)
+            .blocking_reply_handler(handler)
+            .into()
     }
 }

@@ -819,3 +819,68 @@ async fn client_plain_prompt() -> Option<i64> {
         .await
         .error_code()
 }
+
+// ---------------------------------------------------------------------------
+// And so may a resource
+// ---------------------------------------------------------------------------
+
+/// A document that is shown only after the user confirms.
+///
+/// # Arguments
+/// * `name` - The document.
+#[typed_mcp::resource(uri = "vault://{name}", mime_type = "text/plain")]
+fn vault(name: String, ctx: ToolContext) -> typed_mcp::Answer<String> {
+    use typed_mcp::wire::{ElicitAction, ElicitResult};
+    let confirmed = ctx
+        .input_response::<ElicitResult>("confirm")
+        .and_then(Result::ok)
+        .is_some_and(|r| r.action == ElicitAction::Accept);
+    if confirmed && ctx.request_state() == Some("confirming") {
+        typed_mcp::Answer::Done(format!("the contents of {name}"))
+    } else {
+        typed_mcp::Answer::NeedsInput(
+            typed_mcp::NeedsInput::new()
+                .elicit(
+                    "confirm",
+                    "Show the document?",
+                    json!({"type": "object", "properties": {}}),
+                )
+                .state("confirming"),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_resource_answers_input_required_then_its_contents() {
+    let server = Server::new("resource-rounds", "0.1.0")
+        .resources(typed_mcp::resources![vault])
+        .build()
+        .unwrap();
+    let client = crate::schema::client_with_capabilities(server, json!({"elicitation": {}}));
+    let first = client.read_resource("vault://plans").await;
+    let asked = first.result();
+    assert_eq!(asked["resultType"], "input_required");
+    assert!(
+        asked.get("ttlMs").is_none(),
+        "no cache hints on input_required: {asked}"
+    );
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+    let retry = json!({
+        "uri": "vault://plans",
+        "inputResponses": {"confirm": {"action": "accept"}},
+        "requestState": state
+    });
+    let done = client.request("resources/read", retry.clone()).await;
+    assert_eq!(
+        done.result()["contents"][0]["text"],
+        "the contents of plans"
+    );
+    assert_eq!(done.result()["cacheScope"], "private");
+    // The state is bound to the URI it was issued for.
+    let mut other = retry;
+    other["uri"] = json!("vault://other");
+    assert_eq!(
+        client.request("resources/read", other).await.error_code(),
+        Some(-32602)
+    );
+}
