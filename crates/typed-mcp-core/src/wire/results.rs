@@ -471,7 +471,7 @@ pub struct ListPromptsResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CallToolResult {
-    /// Always `complete` (an interim answer is an [`InputRequiredResult`]).
+    /// Always `complete` (an interim answer is an [`InputRequiredResult`](super::InputRequiredResult)).
     pub result_type: ResultType,
     /// Content blocks (may be empty).
     pub content: Vec<ContentBlock>,
