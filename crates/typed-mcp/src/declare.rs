@@ -158,6 +158,9 @@ pub struct ToolDecl {
     pub(crate) handler: Handler<Map<String, Value>, ReplyOutcome>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) capabilities: Vec<&'static str>,
+    /// Whether the handler can answer `input_required`: only then is the
+    /// request binding of a sealed state computed before the call.
+    pub(crate) asks_input: bool,
 }
 
 impl ToolDecl {
@@ -293,6 +296,7 @@ impl ToolBuilder {
             handler,
             timeout: self.timeout,
             capabilities: self.capabilities,
+            asks_input: true,
         }
     }
 
@@ -303,10 +307,12 @@ impl ToolBuilder {
         F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolOutcome> + Send + 'static,
     {
-        self.reply_handler(move |args, ctx| {
+        let mut decl = self.reply_handler(move |args, ctx| {
             let reply = f(args, ctx);
             async move { reply.await.map(ToolReply::Complete) }
-        })
+        });
+        decl.asks_input = false;
+        decl
     }
 
     /// Finishes the declaration with a synchronous handler, run on the blocking
@@ -315,7 +321,10 @@ impl ToolBuilder {
     where
         F: Fn(Map<String, Value>, ToolContext) -> ToolOutcome + Send + Sync + 'static,
     {
-        self.blocking_reply_handler(move |args, ctx| f(args, ctx).map(ToolReply::Complete))
+        let mut decl =
+            self.blocking_reply_handler(move |args, ctx| f(args, ctx).map(ToolReply::Complete));
+        decl.asks_input = false;
+        decl
     }
 
     /// Like [`handler`](Self::handler), for a handler that may answer

@@ -206,7 +206,7 @@ impl ServerBuilder {
         let mut tool_handlers = Vec::with_capacity(self.tools.len());
         for t in self.tools {
             tool_entries.push(t.entry);
-            tool_handlers.push((t.handler, t.timeout));
+            tool_handlers.push((t.handler, t.timeout, t.asks_input));
         }
         let (resource_entries, resource_handlers): (Vec<_>, Vec<_>) = self
             .resources
@@ -258,7 +258,7 @@ type PromptHandler =
 
 struct Inner {
     router: Router,
-    tools: Vec<(ToolHandler, Option<Duration>)>,
+    tools: Vec<(ToolHandler, Option<Duration>, bool)>,
     resources: Vec<ResourceHandler>,
     templates: Vec<(ResourceHandler, Option<Completer>)>,
     prompts: Vec<(PromptHandler, Option<Completer>)>,
@@ -437,15 +437,21 @@ impl Server {
             Target::Tool { index, arguments } => {
                 let entry = &catalog.tools()[index];
                 let name = &entry.tool.name;
-                let binding = StateBinding {
-                    method: "tools/call",
-                    target: name,
-                    arguments: Some(&arguments),
-                    principal: ctx.principal().map(Principal::id),
+                let (handler, timeout, asks_input) = &self.inner.tools[index];
+                // The request binding (a hash of the arguments) is needed only to
+                // open or seal a state: most calls skip it.
+                let binding = (*asks_input || request_state.is_some()).then(|| {
+                    StateBinding {
+                        method: "tools/call",
+                        target: name,
+                        arguments: Some(&arguments),
+                        principal: ctx.principal().map(Principal::id),
+                    }
+                    .digest()
+                });
+                if let Some(binding) = &binding {
+                    self.open_state(request_state, binding, name, &ctx)?;
                 }
-                .digest();
-                self.open_state(request_state, &binding, name, &ctx)?;
-                let (handler, timeout) = &self.inner.tools[index];
                 let run = run_handler(handler, arguments, ctx);
                 let finished = match timeout {
                     Some(limit) => tokio::time::timeout(*limit, run).await.ok(),
@@ -463,7 +469,12 @@ impl Server {
                 let mut result = match outcome {
                     Ok(ToolReply::Complete(result)) => result,
                     Ok(ToolReply::InputRequired(asked)) => {
-                        return self.input_required(id, name, asked, &binding);
+                        let Some(binding) = &binding else {
+                            return Err(RpcError::internal(format!(
+                                "tool {name:?} asked for input but was declared with a handler that cannot"
+                            )));
+                        };
+                        return self.input_required(id, name, asked, binding);
                     }
                     Err(ToolError::Execution(message)) => CallToolResult::error(message),
                     Err(ToolError::Protocol(e)) => return Err(e),

@@ -89,11 +89,9 @@ impl StateBinding<'_> {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part.as_bytes());
         }
-        let arguments = self
-            .arguments
-            .map(|a| canonical(&Value::Object(a.clone())))
-            .unwrap_or_default();
-        hasher.update(arguments.as_bytes());
+        if let Some(arguments) = self.arguments {
+            canonical_object(arguments, &mut hasher);
+        }
         BindingDigest(hasher.finalize().into())
     }
 }
@@ -102,23 +100,37 @@ impl StateBinding<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BindingDigest([u8; 32]);
 
-/// JSON with object keys sorted at every level.
-fn canonical(value: &Value) -> String {
+/// Feeds the JSON of `map`, with object keys sorted at every level, to the
+/// hasher (no intermediate string, no copy of the arguments).
+fn canonical_object(map: &Map<String, Value>, hasher: &mut Sha256) {
+    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    hasher.update(b"{");
+    for (i, (key, value)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            hasher.update(b",");
+        }
+        hasher.update(serde_json::to_string(key).unwrap_or_default().as_bytes());
+        hasher.update(b":");
+        canonical_value(value, hasher);
+    }
+    hasher.update(b"}");
+}
+
+fn canonical_value(value: &Value, hasher: &mut Sha256) {
     match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            let body: Vec<String> = entries
-                .into_iter()
-                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical(v)))
-                .collect();
-            format!("{{{}}}", body.join(","))
-        }
+        Value::Object(map) => canonical_object(map, hasher),
         Value::Array(items) => {
-            let body: Vec<String> = items.iter().map(canonical).collect();
-            format!("[{}]", body.join(","))
+            hasher.update(b"[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    hasher.update(b",");
+                }
+                canonical_value(item, hasher);
+            }
+            hasher.update(b"]");
         }
-        other => other.to_string(),
+        other => hasher.update(other.to_string().as_bytes()),
     }
 }
 

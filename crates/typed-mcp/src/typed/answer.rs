@@ -99,6 +99,8 @@ impl NeedsInput {
 pub struct Answered<P>(pub Answer<P>);
 
 impl<P: Output> Output for Answered<P> {
+    const ASKS_INPUT: bool = true;
+
     fn describe() -> OutputShape {
         P::describe()
     }

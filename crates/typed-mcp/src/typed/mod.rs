@@ -141,7 +141,7 @@ where
 {
     let (builder, typed) = builder::<A, O>(&attrs);
     let f = Arc::new(f);
-    builder.reply_handler(move |arguments, ctx| {
+    let mut decl = builder.reply_handler(move |arguments, ctx| {
         let decoded = typed.decode::<A>(arguments);
         let typed = typed.clone();
         let f = f.clone();
@@ -154,7 +154,9 @@ where
                 Err(invalid) => Ok(invalid.into()),
             }
         }
-    })
+    });
+    decl.asks_input = O::ASKS_INPUT;
+    decl
 }
 
 /// A typed tool whose function is synchronous: it runs on the blocking pool.
@@ -165,13 +167,16 @@ where
     O: Output,
 {
     let (builder, typed) = builder::<A, O>(&attrs);
-    builder.blocking_reply_handler(move |arguments, ctx| match typed.decode::<A>(arguments) {
-        Ok(args) => {
-            let value = f(args, ctx.clone());
-            typed.finish(value, &ctx)
-        }
-        Err(invalid) => Ok(invalid.into()),
-    })
+    let mut decl =
+        builder.blocking_reply_handler(move |arguments, ctx| match typed.decode::<A>(arguments) {
+            Ok(args) => {
+                let value = f(args, ctx.clone());
+                typed.finish(value, &ctx)
+            }
+            Err(invalid) => Ok(invalid.into()),
+        });
+    decl.asks_input = O::ASKS_INPUT;
+    decl
 }
 
 /// A parameter type a tool can take: it has a JSON form.

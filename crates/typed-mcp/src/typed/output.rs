@@ -77,6 +77,9 @@ impl OutputShape {
 /// Generated code wraps a function's value in one of the types of this module,
 /// chosen from the declared return type.
 pub trait Output: Send + 'static {
+    /// Whether a value may ask for input (`input_required`) instead.
+    const ASKS_INPUT: bool = false;
+
     /// The output schema and wrapping of this type.
     fn describe() -> OutputShape;
     /// The reply for this value.
@@ -170,6 +173,8 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Optional<T> {
 pub struct Fallible<P, E>(pub Result<P, E>);
 
 impl<P: Output, E: std::error::Error + Send + 'static> Output for Fallible<P, E> {
+    const ASKS_INPUT: bool = P::ASKS_INPUT;
+
     fn describe() -> OutputShape {
         P::describe()
     }
