@@ -302,6 +302,7 @@ pub struct Catalog {
     pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
     pub(crate) page_size: usize,
     pub(crate) fingerprint: String,
+    pub(crate) list_cache: CacheHint,
 }
 
 impl Catalog {
@@ -429,7 +430,13 @@ impl Catalog {
             pages,
             page_size,
             fingerprint,
+            list_cache: cache,
         })
+    }
+
+    /// The cache hint of the lists and `server/discover`.
+    pub fn list_cache(&self) -> CacheHint {
+        self.list_cache
     }
 
     /// The server's identity.
@@ -490,18 +497,109 @@ impl Catalog {
 
     /// The page a cursor points at, or `None` for a cursor this catalog did not issue.
     pub(crate) fn page_for_cursor(&self, kind: Kind, cursor: &str) -> Option<usize> {
-        let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
-        let text = std::str::from_utf8(&bytes).ok()?;
-        let mut fields = text.splitn(3, ':');
-        let (tag, offset, print) = (fields.next()?, fields.next()?, fields.next()?);
-        if tag != kind.cursor_tag() || print != self.fingerprint {
-            return None;
-        }
-        let offset: usize = offset.parse().ok()?;
-        let pages = self.pages.get(&kind)?;
-        (offset % self.page_size == 0 && offset / self.page_size < pages.len())
-            .then_some(offset / self.page_size)
+        page_for_cursor(&self.pages, self.page_size, &self.fingerprint, kind, cursor)
     }
+
+    /// The lists of the declarations `visible` keeps (called with each kind
+    /// and index), pre-serialized like the catalog's own, with their own
+    /// cursors and this cache hint: what one caller may use, say.
+    pub fn view(&self, visible: impl Fn(Kind, usize) -> bool, cache: CacheHint) -> ListView {
+        let mut hasher = Sha256::new();
+        hasher.update(self.fingerprint.as_bytes());
+        let mut keep = |kind: Kind, count: usize| -> Vec<usize> {
+            let kept: Vec<usize> = (0..count).filter(|&i| visible(kind, i)).collect();
+            for i in &kept {
+                hasher.update(format!("{}:{i};", kind.cursor_tag()));
+            }
+            kept
+        };
+        let tools = keep(Kind::Tool, self.tools.len());
+        let resources = keep(Kind::Resource, self.resources.len());
+        let templates = keep(Kind::ResourceTemplate, self.templates.len());
+        let prompts = keep(Kind::Prompt, self.prompts.len());
+        let digest = hasher.finalize();
+        let fingerprint: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let meta = ResultMeta::server(self.server_info.clone());
+        let page_ctx = PageContext {
+            page_size: self.page_size,
+            fingerprint: &fingerprint,
+            cache,
+            meta: &meta,
+        };
+        let mut pages = HashMap::new();
+        pages.insert(
+            Kind::Tool,
+            page_ctx.paginate(
+                Kind::Tool,
+                "tools",
+                tools.iter().map(|&i| &self.tools[i].tool),
+            ),
+        );
+        pages.insert(
+            Kind::Resource,
+            page_ctx.paginate(
+                Kind::Resource,
+                "resources",
+                resources.iter().map(|&i| &self.resources[i].resource),
+            ),
+        );
+        pages.insert(
+            Kind::ResourceTemplate,
+            page_ctx.paginate(
+                Kind::ResourceTemplate,
+                "resourceTemplates",
+                templates.iter().map(|&i| &self.templates[i].0.template),
+            ),
+        );
+        pages.insert(
+            Kind::Prompt,
+            page_ctx.paginate(
+                Kind::Prompt,
+                "prompts",
+                prompts.iter().map(|&i| &self.prompts[i].prompt),
+            ),
+        );
+        ListView {
+            pages,
+            page_size: self.page_size,
+            fingerprint,
+        }
+    }
+}
+
+/// Lists restricted to part of a catalog (see [`Catalog::view`]); the router
+/// answers list requests from it when [`Facts::lists`](crate::Facts::lists)
+/// carries one.
+#[derive(Debug)]
+pub struct ListView {
+    pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
+    page_size: usize,
+    fingerprint: String,
+}
+
+impl ListView {
+    pub(crate) fn page_for_cursor(&self, kind: Kind, cursor: &str) -> Option<usize> {
+        page_for_cursor(&self.pages, self.page_size, &self.fingerprint, kind, cursor)
+    }
+}
+
+fn page_for_cursor(
+    pages: &HashMap<Kind, Vec<Box<str>>>,
+    page_size: usize,
+    fingerprint: &str,
+    kind: Kind,
+    cursor: &str,
+) -> Option<usize> {
+    let bytes = URL_SAFE_NO_PAD.decode(cursor).ok()?;
+    let text = std::str::from_utf8(&bytes).ok()?;
+    let mut fields = text.splitn(3, ':');
+    let (tag, offset, print) = (fields.next()?, fields.next()?, fields.next()?);
+    if tag != kind.cursor_tag() || print != fingerprint {
+        return None;
+    }
+    let offset: usize = offset.parse().ok()?;
+    let pages = pages.get(&kind)?;
+    (offset % page_size == 0 && offset / page_size < pages.len()).then_some(offset / page_size)
 }
 
 fn make_cursor(kind: Kind, offset: usize, fingerprint: &str) -> String {

@@ -74,7 +74,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
-use crate::catalog::{Catalog, HeaderParam, Kind, required_prompt_arguments};
+use crate::catalog::{Catalog, HeaderParam, Kind, ListView, required_prompt_arguments};
 use crate::guard::{Limits, depth_exceeds};
 use crate::wire::{
     ClientCapabilities, CompletionArgument, Implementation, LoggingLevel, Meta, SubscriptionFilter,
@@ -101,11 +101,17 @@ impl Headers for Vec<(String, String)> {
 pub struct Facts<'a> {
     /// The HTTP request headers; `None` on transports without headers (stdio).
     pub headers: Option<&'a dyn Headers>,
+    /// The lists to answer with instead of the whole catalog's (what this
+    /// caller may use); `None` answers from the catalog.
+    pub lists: Option<&'a ListView>,
 }
 
 impl Facts<'static> {
     /// The facts of a transport without headers, such as stdio.
-    pub const NONE: Facts<'static> = Facts { headers: None };
+    pub const NONE: Facts<'static> = Facts {
+        headers: None,
+        lists: None,
+    };
 }
 
 impl std::fmt::Debug for Facts<'_> {
@@ -168,7 +174,7 @@ pub enum Dropped {
 }
 
 /// The validated request envelope (`params._meta`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RequestMeta {
     /// The protocol revision the request is written in.
     pub protocol_version: String,
@@ -472,6 +478,7 @@ impl Router {
 
         // Rung 8: standard headers present and equal to the body.
         let headers = facts.headers;
+        let lists = facts.lists;
         if let Some(h) = headers {
             if h.get("mcp-protocol-version").is_none() {
                 return Err(header_error("the MCP-Protocol-Version header is required"));
@@ -561,7 +568,7 @@ impl Router {
                 ))
             }
         };
-        let list = |kind: Kind| self.list_page(id, kind, params).map(Some);
+        let list = |kind: Kind| self.list_page(id, kind, params, lists).map(Some);
         let listed = match method {
             methods::DISCOVER => Some(answer_raw(id, &self.catalog.discover_result)),
             methods::TOOLS_LIST => {
@@ -658,13 +665,18 @@ impl Router {
         id: &RequestId,
         kind: Kind,
         params: &Map<String, Value>,
+        lists: Option<&ListView>,
     ) -> Result<Decision, Refusal> {
-        let pages = &self.catalog.pages[&kind];
+        let pages = match lists {
+            Some(view) => &view.pages[&kind],
+            None => &self.catalog.pages[&kind],
+        };
         let page = match params.get("cursor") {
             None | Some(Value::Null) => 0,
-            Some(Value::String(cursor)) => self
-                .catalog
-                .page_for_cursor(kind, cursor)
+            Some(Value::String(cursor)) => match lists {
+                Some(view) => view.page_for_cursor(kind, cursor),
+                None => self.catalog.page_for_cursor(kind, cursor),
+            }
                 .ok_or_else(|| params_error(format!("invalid cursor {cursor:?}: pass a nextCursor from this list, or none for the first page")))?,
             Some(_) => return Err(params_error("cursor must be a string")),
         };

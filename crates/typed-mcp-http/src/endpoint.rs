@@ -123,8 +123,10 @@ impl Endpoint {
     ) -> Response {
         let decision = {
             let request_headers = RequestHeaders(headers);
+            let lists = self.server.list_view(principal.as_ref());
             let facts = Facts {
                 headers: Some(&request_headers),
+                lists: lists.as_deref(),
             };
             self.server.router().route(body, &facts)
         };

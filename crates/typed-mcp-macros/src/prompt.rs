@@ -13,12 +13,13 @@ use crate::func::{
     emit_with_errors, handler_closure, opt_str, parse_item, tokens_text,
 };
 
-const KEYS: &[&str] = &["name", "title"];
+const KEYS: &[&str] = &["name", "title", "caps"];
 
 #[derive(Default)]
 struct PromptArgs {
     name: Option<LitStr>,
     title: Option<LitStr>,
+    caps: Vec<(String, syn::Path)>,
 }
 
 impl PromptArgs {
@@ -29,6 +30,10 @@ impl PromptArgs {
             let Some(key) = reader.key(&arg) else {
                 continue;
             };
+            if key == "caps" {
+                out.caps = crate::tool::read_caps(cx, &arg);
+                continue;
+            }
             let value = reader.string(&arg);
             match key.as_str() {
                 "name" => out.name = value,
@@ -174,6 +179,7 @@ fn generate(function: &Function, args: &PromptArgs, assertions: TokenStream) -> 
     } else {
         quote!(#p::prompt_blocking)
     };
+    let caps = crate::tool::caps_expr(&args.caps);
     let signature = decl_signature(function, quote!(::typed_mcp::PromptDecl));
     let bind = bind_this(function);
 
@@ -189,6 +195,7 @@ fn generate(function: &Function, args: &PromptArgs, assertions: TokenStream) -> 
                     title: #title,
                     description: #description,
                     arguments: &[#(#arguments),*],
+                    caps: #caps,
                 },
                 #closure,
             )

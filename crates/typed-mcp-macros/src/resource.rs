@@ -13,7 +13,7 @@ use crate::func::{
     emit_with_errors, handler_closure, opt_str, parse_item, tokens_text,
 };
 
-const KEYS: &[&str] = &["uri", "name", "title", "mime_type"];
+const KEYS: &[&str] = &["uri", "name", "title", "mime_type", "caps"];
 
 #[derive(Default)]
 struct ResourceArgs {
@@ -21,6 +21,7 @@ struct ResourceArgs {
     name: Option<LitStr>,
     title: Option<LitStr>,
     mime_type: Option<LitStr>,
+    caps: Vec<(String, syn::Path)>,
 }
 
 impl ResourceArgs {
@@ -31,6 +32,10 @@ impl ResourceArgs {
             let Some(key) = reader.key(&arg) else {
                 continue;
             };
+            if key == "caps" {
+                out.caps = crate::tool::read_caps(cx, &arg);
+                continue;
+            }
             let value = reader.string(&arg);
             match key.as_str() {
                 "uri" => out.uri = value,
@@ -252,6 +257,7 @@ fn generate(
     } else {
         quote!(#p::resource_blocking)
     };
+    let caps = crate::tool::caps_expr(&args.caps);
     let signature = decl_signature(function, quote!(#p::AnyResourceDecl));
     let bind = bind_this(function);
 
@@ -268,6 +274,7 @@ fn generate(
                     description: #description,
                     mime_type: #mime_type,
                     parameters: &[#(#parameters),*],
+                    caps: #caps,
                 },
                 #closure,
             )

@@ -109,7 +109,7 @@ impl ToolArgs {
 }
 
 /// `caps = [A, path::B]` (or a single path): the capabilities' names.
-fn read_caps(cx: &Ctxt, arg: &crate::attr::Arg) -> Vec<(String, syn::Path)> {
+pub(crate) fn read_caps(cx: &Ctxt, arg: &crate::attr::Arg) -> Vec<(String, syn::Path)> {
     let message = "`caps` takes a list of capability constants: write `caps = [DESK_WRITE]`";
     let exprs: Vec<&syn::Expr> = match &arg.value {
         Some(syn::Expr::Array(array)) => array.elems.iter().collect(),
@@ -404,8 +404,7 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
         Some(ms) => quote!(::core::option::Option::Some(#ms)),
         None => quote!(::core::option::Option::None),
     };
-    let caps = args.caps.iter().map(|(name, _)| name);
-    let cap_paths = args.caps.iter().map(|(_, path)| path);
+    let caps = caps_expr(&args.caps);
     let constructor = if function.is_async {
         quote!(#p::tool_async)
     } else {
@@ -427,7 +426,6 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
             }
             #(#default_fns)*
             #assertions
-            #(let _ = &#cap_paths;)*
             #bind
             #constructor(
                 #p::ToolAttrs {
@@ -439,12 +437,19 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
                     idempotent: #idempotent,
                     open_world: #open_world,
                     timeout_ms: #timeout_ms,
-                    caps: &[#(#caps),*],
+                    caps: #caps,
                 },
                 #closure,
             )
         }
     }
+}
+
+/// The `&'static [Capability]` of `caps = [...]`: a const block, so each path
+/// must name a `Capability` constant (a misspelt one fails to compile there).
+pub(crate) fn caps_expr(caps: &[(String, syn::Path)]) -> TokenStream {
+    let paths = caps.iter().map(|(_, path)| path);
+    quote!(const { &[#(#paths),*] })
 }
 
 #[cfg(test)]

@@ -5,9 +5,11 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::encode;
 use typed_mcp_core::wire::{
@@ -16,6 +18,7 @@ use typed_mcp_core::wire::{
 };
 use typed_mcp_core::{RequestId, RequestMeta};
 
+use crate::capability::{Capability, NotAuthorized};
 use crate::dispatch::Outbox;
 
 tokio::task_local! {
@@ -68,6 +71,27 @@ struct Inner {
     input_responses: Option<Map<String, Value>>,
     request_state: OnceLock<String>,
     principal: Option<Principal>,
+    /// The capabilities the call's declaration names (all granted, or it
+    /// would not run): the ceiling of [`ToolContext::authorize`].
+    scope: OnceLock<Arc<[Capability]>>,
+    deadline: OnceLock<Instant>,
+    /// What the typed layer learned about the outcome, for the receipt.
+    note: Mutex<Option<CallNote>>,
+    /// False for the empty context of code running outside any call.
+    in_call: bool,
+}
+
+/// What the typed layer tells the receipt about a call's outcome, which the
+/// wire result alone cannot say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum CallNote {
+    /// The arguments failed validation; the function did not run.
+    InvalidArguments,
+    /// The function returned a typed error.
+    Error {
+        error_type: &'static str,
+        variant: Option<String>,
+    },
 }
 
 impl std::fmt::Debug for ToolContext {
@@ -99,8 +123,105 @@ impl ToolContext {
                 input_responses,
                 request_state: OnceLock::new(),
                 principal,
+                scope: OnceLock::new(),
+                deadline: OnceLock::new(),
+                note: Mutex::new(None),
+                in_call: true,
             }),
         }
+    }
+
+    /// The context of code running outside any call (a function called
+    /// directly, e.g. in a unit test): no principal, no deadline, an empty
+    /// scope, never cancelled, and notifications go nowhere.
+    pub fn empty() -> ToolContext {
+        let (outbox, _) = Outbox::channel();
+        let mut ctx = ToolContext::new(
+            RequestId::String(String::new()),
+            RequestMeta::default(),
+            CancellationToken::new(),
+            outbox,
+            None,
+            None,
+        );
+        Arc::get_mut(&mut ctx.inner)
+            .expect("a new context is not shared")
+            .in_call = false;
+        ctx
+    }
+
+    /// Whether this is the context of a call (false for [`ToolContext::empty`]).
+    pub fn in_call(&self) -> bool {
+        self.inner.in_call
+    }
+
+    pub(crate) fn set_scope(&self, scope: Arc<[Capability]>) {
+        let _ = self.inner.scope.set(scope);
+    }
+
+    pub(crate) fn set_deadline(&self, deadline: Instant) {
+        let _ = self.inner.deadline.set(deadline);
+    }
+
+    pub(crate) fn note(&self, note: CallNote) {
+        *self.inner.note.lock().unwrap_or_else(|e| e.into_inner()) = Some(note);
+    }
+
+    pub(crate) fn take_note(&self) -> Option<CallNote> {
+        self.inner
+            .note
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// The capabilities this call may use: those its declaration names (all of
+    /// them granted, or the call would not have run). Empty outside a call.
+    pub fn scope(&self) -> &[Capability] {
+        self.inner.scope.get().map_or(&[], |s| s)
+    }
+
+    /// Checks that `capability` is within this call's scope, for a handler
+    /// that guards a part of its work separately. A capability the host
+    /// granted but the declaration does not name is refused: the declaration
+    /// is the ceiling.
+    ///
+    /// ```
+    /// use typed_mcp::{Capability, ToolContext};
+    ///
+    /// const DESK_ADMIN: Capability = Capability::new("desk.admin", "Administer the desk");
+    /// // Outside a call the scope is empty.
+    /// assert!(ToolContext::current().authorize(&DESK_ADMIN).is_err());
+    /// ```
+    pub fn authorize(&self, capability: &Capability) -> Result<(), NotAuthorized> {
+        if self.scope().iter().any(|c| c.name() == capability.name()) {
+            Ok(())
+        } else {
+            Err(NotAuthorized {
+                requested: *capability,
+                scope: self.scope().to_vec(),
+            })
+        }
+    }
+
+    /// When the call's deadline passes (`#[tool(timeout = "30s")]` or the
+    /// server's default): the handler is then dropped and the client told it
+    /// timed out.
+    pub fn deadline(&self) -> Option<Instant> {
+        self.inner.deadline.get().copied()
+    }
+
+    /// The time left before the deadline (zero once it passed).
+    pub fn remaining(&self) -> Option<Duration> {
+        self.deadline()
+            .map(|d| d.saturating_duration_since(Instant::now()))
+    }
+
+    /// A token that fires when the call is cancelled (the client's
+    /// `notifications/cancelled`, or its stream closed), for work the handler
+    /// hands to other tasks.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
     }
 
     /// The answers of a multi round-trip retry (`inputResponses`), by the keys
@@ -131,13 +252,11 @@ impl ToolContext {
         let _ = self.inner.request_state.set(state);
     }
 
-    /// The context of the call running on this task or blocking thread.
-    ///
-    /// # Panics
-    ///
-    /// Outside a handler. Use [`ToolContext::try_current`] where that can happen.
+    /// The context of the call running on this task or blocking thread, or
+    /// outside any call the [empty](ToolContext::empty) context, so a function
+    /// written as a handler can be called directly (in a unit test, say).
     pub fn current() -> ToolContext {
-        Self::try_current().expect("ToolContext::current() called outside a typed-mcp handler")
+        Self::try_current().unwrap_or_else(ToolContext::empty)
     }
 
     /// The context of the running call, or `None` outside a handler.
@@ -148,7 +267,7 @@ impl ToolContext {
             .or_else(|| CURRENT_BLOCKING.with(|c| c.borrow().clone()))
     }
 
-    pub(crate) async fn scope<F: std::future::Future>(self, f: F) -> F::Output {
+    pub(crate) async fn run_in<F: std::future::Future>(self, f: F) -> F::Output {
         CURRENT.scope(self, f).await
     }
 

@@ -25,6 +25,7 @@ use typed_mcp_core::wire::{
     PromptArgument, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
 
+use crate::capability::Capability;
 use crate::context::ToolContext;
 
 /// How a tool call can fail.
@@ -157,7 +158,7 @@ pub struct ToolDecl {
     pub(crate) entry: ToolEntry,
     pub(crate) handler: Handler<Map<String, Value>, ReplyOutcome>,
     pub(crate) timeout: Option<Duration>,
-    pub(crate) capabilities: Vec<&'static str>,
+    pub(crate) capabilities: Vec<Capability>,
     /// Whether the handler can answer `input_required`: only then is the
     /// request binding of a sealed state computed before the call.
     pub(crate) asks_input: bool,
@@ -194,8 +195,8 @@ impl ToolDecl {
         self.timeout
     }
 
-    /// The names of the capabilities the tool declares it needs.
-    pub fn capabilities(&self) -> &[&'static str] {
+    /// The capabilities a call needs (see [`capability`](crate::capability)).
+    pub fn capabilities(&self) -> &[Capability] {
         &self.capabilities
     }
 }
@@ -217,7 +218,7 @@ pub struct ToolBuilder {
     required_client_capabilities: Vec<String>,
     allow_undocumented_inputs: bool,
     timeout: Option<Duration>,
-    capabilities: Vec<&'static str>,
+    capabilities: Vec<Capability>,
 }
 
 impl ToolBuilder {
@@ -280,10 +281,21 @@ impl ToolBuilder {
         self
     }
 
-    /// Records the capabilities the tool needs (by name). Stored with the
-    /// declaration for the governance layer; nothing is enforced by this crate yet.
-    pub fn capabilities(mut self, names: &[&'static str]) -> Self {
-        self.capabilities.extend_from_slice(names);
+    /// Requires a capability the host must grant: a call without it is
+    /// refused before the handler runs (see [`capability`](crate::capability)).
+    /// Hints such as `read_only` grant nothing.
+    pub fn requires(mut self, capability: Capability) -> Self {
+        if !self.capabilities.contains(&capability) {
+            self.capabilities.push(capability);
+        }
+        self
+    }
+
+    /// Requires each of these capabilities (see [`requires`](Self::requires)).
+    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
+        for c in capabilities {
+            self = self.requires(*c);
+        }
         self
     }
 
@@ -372,6 +384,7 @@ pub type ResourceReplyOutcome = Result<ResourceReply, RpcError>;
 pub struct ResourceDecl {
     pub(crate) entry: ResourceEntry,
     pub(crate) handler: Handler<ResourceRequest, ResourceReplyOutcome>,
+    pub(crate) capabilities: Vec<Capability>,
 }
 
 impl std::fmt::Debug for ResourceDecl {
@@ -398,7 +411,13 @@ impl ResourceDecl {
                 meta: None,
             },
             cache: CacheHint::PRIVATE_NOW,
+            capabilities: Vec::new(),
         }
+    }
+
+    /// The capabilities a read needs.
+    pub fn capabilities(&self) -> &[Capability] {
+        &self.capabilities
     }
 }
 
@@ -408,6 +427,7 @@ impl ResourceDecl {
 pub struct ResourceBuilder {
     resource: Resource,
     cache: CacheHint,
+    capabilities: Vec<Capability>,
 }
 
 impl ResourceBuilder {
@@ -441,9 +461,26 @@ impl ResourceBuilder {
         self
     }
 
-    fn entry(self) -> ResourceEntry {
+    /// Requires a capability the host must grant: a request without it is
+    /// refused before the handler runs (see [`capability`](crate::capability)).
+    pub fn requires(mut self, capability: Capability) -> Self {
+        if !self.capabilities.contains(&capability) {
+            self.capabilities.push(capability);
+        }
+        self
+    }
+
+    /// Requires each of these capabilities (see [`requires`](Self::requires)).
+    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
+        for c in capabilities {
+            self = self.requires(*c);
+        }
+        self
+    }
+
+    fn entry(&self) -> ResourceEntry {
         ResourceEntry {
-            resource: self.resource,
+            resource: self.resource.clone(),
             cache: self.cache,
         }
     }
@@ -480,6 +517,7 @@ impl ResourceBuilder {
         ResourceDecl {
             entry: self.entry(),
             handler: async_handler(f),
+            capabilities: self.capabilities,
         }
     }
 
@@ -492,6 +530,7 @@ impl ResourceBuilder {
         ResourceDecl {
             entry: self.entry(),
             handler: blocking_handler(f),
+            capabilities: self.capabilities,
         }
     }
 }
@@ -522,6 +561,7 @@ pub struct ResourceTemplateDecl {
     pub(crate) entry: TemplateEntry,
     pub(crate) handler: Handler<ResourceRequest, ResourceReplyOutcome>,
     pub(crate) completer: Option<Completer>,
+    pub(crate) capabilities: Vec<Capability>,
 }
 
 impl std::fmt::Debug for ResourceTemplateDecl {
@@ -552,6 +592,7 @@ impl ResourceTemplateDecl {
             parameters: Vec::new(),
             cache: CacheHint::PRIVATE_NOW,
             completer: None,
+            capabilities: Vec::new(),
         }
     }
 }
@@ -563,6 +604,7 @@ pub struct ResourceTemplateBuilder {
     parameters: Vec<ParameterDoc>,
     cache: CacheHint,
     completer: Option<Completer>,
+    capabilities: Vec<Capability>,
 }
 
 impl std::fmt::Debug for ResourceTemplateBuilder {
@@ -607,6 +649,23 @@ impl ResourceTemplateBuilder {
         self
     }
 
+    /// Requires a capability the host must grant: a request without it is
+    /// refused before the handler runs (see [`capability`](crate::capability)).
+    pub fn requires(mut self, capability: Capability) -> Self {
+        if !self.capabilities.contains(&capability) {
+            self.capabilities.push(capability);
+        }
+        self
+    }
+
+    /// Requires each of these capabilities (see [`requires`](Self::requires)).
+    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
+        for c in capabilities {
+            self = self.requires(*c);
+        }
+        self
+    }
+
     /// Suggests values for a variable (`completion/complete` with `ref/resource`).
     pub fn completer<F, Fut>(mut self, f: F) -> Self
     where
@@ -630,6 +689,7 @@ impl ResourceTemplateBuilder {
             },
             handler,
             completer: self.completer,
+            capabilities: self.capabilities,
         }
     }
 
@@ -700,6 +760,7 @@ pub struct PromptDecl {
     pub(crate) entry: PromptEntry,
     pub(crate) handler: Handler<BTreeMap<String, String>, PromptReplyOutcome>,
     pub(crate) completer: Option<Completer>,
+    pub(crate) capabilities: Vec<Capability>,
 }
 
 impl std::fmt::Debug for PromptDecl {
@@ -724,6 +785,7 @@ impl PromptDecl {
             },
             argument_schemas: Vec::new(),
             completer: None,
+            capabilities: Vec::new(),
         }
     }
 }
@@ -734,6 +796,7 @@ pub struct PromptBuilder {
     prompt: Prompt,
     argument_schemas: Vec<(String, Value)>,
     completer: Option<Completer>,
+    capabilities: Vec<Capability>,
 }
 
 impl std::fmt::Debug for PromptBuilder {
@@ -792,6 +855,23 @@ impl PromptBuilder {
         this
     }
 
+    /// Requires a capability the host must grant: a request without it is
+    /// refused before the handler runs (see [`capability`](crate::capability)).
+    pub fn requires(mut self, capability: Capability) -> Self {
+        if !self.capabilities.contains(&capability) {
+            self.capabilities.push(capability);
+        }
+        self
+    }
+
+    /// Requires each of these capabilities (see [`requires`](Self::requires)).
+    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
+        for c in capabilities {
+            self = self.requires(*c);
+        }
+        self
+    }
+
     /// Suggests values for an argument (`completion/complete` with `ref/prompt`).
     pub fn completer<F, Fut>(mut self, f: F) -> Self
     where
@@ -811,6 +891,7 @@ impl PromptBuilder {
             },
             handler,
             completer: self.completer,
+            capabilities: self.capabilities,
         }
     }
 

@@ -97,7 +97,12 @@ impl Connection {
     /// `outbox` now; a call starts a task that queues its notifications and
     /// response there. Must be called from within a tokio runtime.
     pub fn accept(&self, message: &[u8], facts: &Facts<'_>, outbox: &Outbox) -> Accepted {
-        match self.server.router().route(message, facts) {
+        let lists = self.server.list_view(None);
+        let facts = Facts {
+            headers: facts.headers,
+            lists: lists.as_deref().or(facts.lists),
+        };
+        match self.server.router().route(message, &facts) {
             Decision::Answer(answer) => {
                 outbox.send(answer.body);
                 Accepted::Answered {
@@ -264,7 +269,7 @@ pub(crate) async fn run_handler<I: Send + 'static, O: Send + 'static>(
                 ctx.enter(|| f(input, inner))
             }))
             .map_err(panic_message)?;
-            AssertUnwindSafe(scoped.scope(future))
+            AssertUnwindSafe(scoped.run_in(future))
                 .catch_unwind()
                 .await
                 .map_err(panic_message)

@@ -47,9 +47,11 @@
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
+pub mod capability;
 mod context;
 mod declare;
 pub mod dispatch;
+pub mod receipt;
 mod server;
 pub mod state;
 mod stdio;
@@ -57,6 +59,7 @@ mod subscribe;
 pub mod testing;
 pub mod typed;
 
+pub use capability::Capability;
 pub use context::{Principal, ToolContext};
 pub use declare::{
     AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, PromptReply,
@@ -64,7 +67,10 @@ pub use declare::{
     ResourceReply, ResourceReplyOutcome, ResourceRequest, ResourceTemplateBuilder,
     ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
-pub use server::{BuildError, MAX_DEPTH_CEILING, Server, ServerBuilder};
+pub use server::{
+    BuildError, CAPABILITY_NOT_GRANTED, MAX_DEPTH_CEILING, MISSING_CAPABILITIES_META_KEY, Server,
+    ServerBuilder,
+};
 pub use subscribe::ResourceUpdates;
 pub use typed::answer::{Answer, NeedsInput};
 pub use typed_mcp_core as core;
@@ -90,7 +96,7 @@ pub mod __private {
         CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ResourceContents,
     };
     pub use crate::{
-        AnyResourceDecl, PromptDecl, ResourceRequest, RpcError, ToolContext, ToolDecl,
+        AnyResourceDecl, Capability, PromptDecl, ResourceRequest, RpcError, ToolContext, ToolDecl,
     };
     pub use schemars;
     pub use serde;

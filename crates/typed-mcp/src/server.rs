@@ -1,24 +1,30 @@
 //! The server: a builder that validates the whole catalog before any message is
 //! read, and the built server that transports drive.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
+use serde_json::json;
 use tokio::sync::{Semaphore, SemaphorePermit};
-use typed_mcp_core::catalog::{Catalog, CatalogError, CatalogErrors, CatalogOptions};
+use typed_mcp_core::catalog::{
+    Catalog, CatalogError, CatalogErrors, CatalogOptions, Kind, ListView,
+};
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
-    CacheHint, CallToolResult, CompleteResult, Completion, Implementation, InputRequiredResult,
-    ReadResourceResult, ResultMeta, ResultType,
+    CacheHint, CacheScope, CallToolResult, CompleteResult, Completion, Implementation,
+    InputRequiredResult, ReadResourceResult, ResultMeta, ResultType,
 };
 use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
 
-use crate::context::{Principal, ToolContext};
+use crate::capability::{Capability, Grants};
+use crate::context::{CallNote, Principal, ToolContext};
 use crate::declare::{
     AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, PromptReply, ResourceDecl,
     ResourceReply, ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
 };
 use crate::dispatch::run_handler;
+use crate::receipt::{Outcome, Receipt, ReceiptSink, TracingSink};
 use crate::state::{BindingDigest, StateBinding, StateKeys};
 use crate::subscribe::{self, ResourceUpdates};
 use crate::typed::answer::check_input_requests;
@@ -56,6 +62,11 @@ pub struct ServerBuilder {
     max_concurrent: usize,
     state_keys: Option<StateKeys>,
     state_ttl: Duration,
+    grants: Grants,
+    allowed_names: Vec<String>,
+    receipt_sinks: Vec<Box<dyn ReceiptSink>>,
+    default_timeout: Option<Duration>,
+    hide_ungranted: bool,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -179,9 +190,81 @@ impl ServerBuilder {
         self
     }
 
+    /// Grants a capability to every caller (see [`capability`](crate::capability)).
+    pub fn grant(mut self, capability: Capability) -> Self {
+        self.grants.everyone.insert(capability.name(), capability);
+        self
+    }
+
+    /// Grants capabilities by name to every caller, as an operator writes them
+    /// on a command line (`--allow desk.write`) or in an environment variable:
+    /// each item may itself be a comma-separated list. A name no declaration
+    /// uses is refused by [`build`](Self::build), so a typo cannot silently
+    /// grant nothing.
+    pub fn allow<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        for item in names {
+            self.allowed_names.extend(
+                crate::capability::parse_allow_list(item.as_ref())
+                    .into_iter()
+                    .map(str::to_owned),
+            );
+        }
+        self
+    }
+
+    /// Grants the capabilities named in the environment variable `var` (a
+    /// comma-separated list, see [`allow`](Self::allow)); nothing when unset.
+    pub fn allow_from_env(self, var: &str) -> Self {
+        match std::env::var(var) {
+            Ok(list) => self.allow([list]),
+            Err(_) => self,
+        }
+    }
+
+    /// Grants capabilities per caller: `policy` receives the authenticated
+    /// principal (see [`Principal`]) and returns what it may use, on top of
+    /// what is granted to everyone. It runs on each call that needs more than
+    /// the static grants, so keep it quick.
+    pub fn grant_policy<F>(mut self, policy: F) -> Self
+    where
+        F: Fn(Option<&Principal>) -> Vec<Capability> + Send + Sync + 'static,
+    {
+        self.grants.policy = Some(Arc::new(policy));
+        self
+    }
+
+    /// Omits from `tools/list`, `resources/list`, `resources/templates/list`
+    /// and `prompts/list` what the caller may not use (default: everything is
+    /// listed, and calls without the grant are refused). With a
+    /// [`grant_policy`](Self::grant_policy) the lists depend on the caller and
+    /// are served with `cacheScope: "private"`.
+    pub fn hide_ungranted(mut self, hide: bool) -> Self {
+        self.hide_ungranted = hide;
+        self
+    }
+
+    /// Sends receipts to `sink` (see [`receipt`](crate::receipt)); may be called
+    /// several times. Without any, receipts go to [`TracingSink`].
+    pub fn receipt_sink(mut self, sink: impl ReceiptSink) -> Self {
+        self.receipt_sinks.push(Box::new(sink));
+        self
+    }
+
+    /// The deadline of tool calls whose declaration sets none (default: none).
+    /// A call still running then is answered as timed out and its handler
+    /// dropped.
+    pub fn default_timeout(mut self, timeout: Duration) -> Self {
+        self.default_timeout = Some(timeout);
+        self
+    }
+
     /// Validates every declaration and setting, and builds the server. Nothing
     /// is read from any transport before this succeeds.
-    pub fn build(self) -> Result<Server, BuildError> {
+    pub fn build(mut self) -> Result<Server, BuildError> {
         if self.limits.max_message_bytes == 0 {
             return Err(BuildError::Config(
                 "max_message_bytes must be at least 1".into(),
@@ -202,29 +285,46 @@ impl ServerBuilder {
         if self.options.page_size == 0 {
             return Err(BuildError::Config("page_size must be at least 1".into()));
         }
+        if self.default_timeout == Some(Duration::ZERO) {
+            return Err(BuildError::Config(
+                "default_timeout must be positive: zero would fail every call".into(),
+            ));
+        }
+        self.resolve_allowed()?;
         let mut tool_entries = Vec::with_capacity(self.tools.len());
         let mut tool_handlers = Vec::with_capacity(self.tools.len());
         for t in self.tools {
             tool_entries.push(t.entry);
-            tool_handlers.push((t.handler, t.timeout, t.asks_input));
+            tool_handlers.push(ToolSlot {
+                handler: t.handler,
+                timeout: t.timeout.or(self.default_timeout),
+                asks_input: t.asks_input,
+                caps: t.capabilities.into(),
+            });
         }
-        let (resource_entries, resource_handlers): (Vec<_>, Vec<_>) = self
-            .resources
-            .into_iter()
-            .map(|r| (r.entry, r.handler))
-            .unzip();
+        let mut resource_entries = Vec::new();
+        let mut resource_handlers = Vec::new();
+        for r in self.resources {
+            resource_entries.push(r.entry);
+            resource_handlers.push((r.handler, Arc::from(r.capabilities)));
+        }
         let mut template_entries = Vec::new();
         let mut templates = Vec::new();
         for t in self.templates {
             template_entries.push(t.entry);
-            templates.push((t.handler, t.completer));
+            templates.push((t.handler, t.completer, Arc::from(t.capabilities)));
         }
         let mut prompt_entries = Vec::new();
         let mut prompts = Vec::new();
         for p in self.prompts {
             prompt_entries.push(p.entry);
-            prompts.push((p.handler, p.completer));
+            prompts.push((p.handler, p.completer, Arc::from(p.capabilities)));
         }
+        let receipt_sinks: Vec<Box<dyn ReceiptSink>> = if self.receipt_sinks.is_empty() {
+            vec![Box::new(TracingSink)]
+        } else {
+            self.receipt_sinks
+        };
         let catalog = Catalog::build(
             self.options,
             tool_entries,
@@ -245,8 +345,66 @@ impl ServerBuilder {
                 state_keys: self.state_keys.unwrap_or_else(StateKeys::random),
                 state_ttl: self.state_ttl,
                 updates: ResourceUpdates::new(),
+                grants: self.grants,
+                receipt_sinks,
+                hide_ungranted: self.hide_ungranted,
+                views: Default::default(),
             }),
         })
+    }
+
+    /// Every capability the declarations name, by name; two different
+    /// descriptions under one name are refused.
+    fn declared_capabilities(&self) -> Result<BTreeMap<&'static str, Capability>, BuildError> {
+        let declared = self
+            .tools
+            .iter()
+            .flat_map(|t| &t.capabilities)
+            .chain(self.resources.iter().flat_map(|r| &r.capabilities))
+            .chain(self.templates.iter().flat_map(|t| &t.capabilities))
+            .chain(self.prompts.iter().flat_map(|p| &p.capabilities));
+        let mut by_name = BTreeMap::new();
+        for c in declared {
+            if let Some(other) = by_name.insert(c.name(), *c) {
+                if other != *c {
+                    return Err(BuildError::Config(format!(
+                        "the capability {} is declared with two descriptions ({:?} and {:?}): declare it once, as a constant",
+                        c.name(),
+                        other.description(),
+                        c.description()
+                    )));
+                }
+            }
+        }
+        Ok(by_name)
+    }
+
+    /// Turns the names given to [`allow`](Self::allow) into grants.
+    fn resolve_allowed(&mut self) -> Result<(), BuildError> {
+        let declared = self.declared_capabilities()?;
+        let mut unknown = Vec::new();
+        for name in std::mem::take(&mut self.allowed_names) {
+            match declared.get(name.as_str()) {
+                Some(c) => {
+                    self.grants.everyone.insert(c.name(), *c);
+                }
+                None => unknown.push(name),
+            }
+        }
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let known: Vec<&str> = declared.keys().copied().collect();
+        Err(BuildError::Config(format!(
+            "cannot grant {}: no declaration needs {}; the capabilities declared are: {}",
+            unknown.join(", "),
+            if unknown.len() == 1 { "it" } else { "them" },
+            if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            }
+        )))
     }
 }
 
@@ -256,17 +414,31 @@ type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceReplyOut
 type PromptHandler =
     Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReplyOutcome>;
 
+/// What running one tool needs besides its catalog entry.
+struct ToolSlot {
+    handler: ToolHandler,
+    /// The declaration's deadline, or the server's default.
+    timeout: Option<Duration>,
+    asks_input: bool,
+    caps: Arc<[Capability]>,
+}
+
 struct Inner {
     router: Router,
-    tools: Vec<(ToolHandler, Option<Duration>, bool)>,
-    resources: Vec<ResourceHandler>,
-    templates: Vec<(ResourceHandler, Option<Completer>)>,
-    prompts: Vec<(PromptHandler, Option<Completer>)>,
+    tools: Vec<ToolSlot>,
+    resources: Vec<(ResourceHandler, Arc<[Capability]>)>,
+    templates: Vec<(ResourceHandler, Option<Completer>, Arc<[Capability]>)>,
+    prompts: Vec<(PromptHandler, Option<Completer>, Arc<[Capability]>)>,
     slots: Semaphore,
     max_concurrent: usize,
     state_keys: StateKeys,
     state_ttl: Duration,
     updates: ResourceUpdates,
+    grants: Grants,
+    receipt_sinks: Vec<Box<dyn ReceiptSink>>,
+    hide_ungranted: bool,
+    /// List views by which declarations they show (see `list_view`).
+    views: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Arc<ListView>>>,
 }
 
 /// A built, validated MCP server. Cheap to clone; every clone serves the same
@@ -315,6 +487,11 @@ impl Server {
             max_concurrent: 16,
             state_keys: None,
             state_ttl: Duration::from_secs(600),
+            grants: Grants::default(),
+            allowed_names: Vec::new(),
+            receipt_sinks: Vec::new(),
+            default_timeout: None,
+            hide_ungranted: false,
         }
     }
 
@@ -342,6 +519,55 @@ impl Server {
     /// `subscriptions/listen` streams.
     pub fn resource_updates(&self) -> &ResourceUpdates {
         &self.inner.updates
+    }
+
+    /// The lists `principal` may see, when the server hides what a caller may
+    /// not use ([`ServerBuilder::hide_ungranted`]); `None` lists everything.
+    /// Views are built once per distinct set of grants and kept.
+    pub fn list_view(&self, principal: Option<&Principal>) -> Option<Arc<ListView>> {
+        let inner = &self.inner;
+        if !inner.hide_ungranted {
+            return None;
+        }
+        let granted = |caps: &[Capability]| inner.grants.missing(caps, principal).is_empty();
+        // The key: which declarations are visible. Without a policy it is the
+        // same for every caller.
+        let key: Vec<bool> = inner
+            .tools
+            .iter()
+            .map(|t| granted(&t.caps))
+            .chain(inner.resources.iter().map(|r| granted(&r.1)))
+            .chain(inner.templates.iter().map(|t| granted(&t.2)))
+            .chain(inner.prompts.iter().map(|p| granted(&p.2)))
+            .collect();
+        let mut views = inner.views.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(view) = views.get(&key) {
+            return Some(view.clone());
+        }
+        let (tools, resources, templates) = (
+            inner.tools.len(),
+            inner.resources.len(),
+            inner.templates.len(),
+        );
+        let visible = |kind: Kind, i: usize| match kind {
+            Kind::Tool => key[i],
+            Kind::Resource => key[tools + i],
+            Kind::ResourceTemplate => key[tools + resources + i],
+            Kind::Prompt => key[tools + resources + templates + i],
+        };
+        let mut cache = self.catalog().list_cache();
+        if inner.grants.per_principal() {
+            // What one caller sees is not for another.
+            cache.scope = CacheScope::Private;
+        }
+        let view = Arc::new(self.catalog().view(visible, cache));
+        // Distinct grant sets are few; a policy that invents them endlessly
+        // must not grow this without bound.
+        if views.len() >= 1024 {
+            views.clear();
+        }
+        views.insert(key, view.clone());
+        Some(view)
     }
 
     pub(crate) async fn acquire_slot(&self) -> SemaphorePermit<'_> {
@@ -419,9 +645,136 @@ impl Server {
         request_state: Option<String>,
         ctx: ToolContext,
     ) -> Vec<u8> {
-        match self.invoke_target(id, target, request_state, ctx).await {
+        let Some(subject) = self.subject(&target) else {
+            // Subscriptions and completions are not calls of a declaration.
+            let mut outcome = None;
+            return match self
+                .invoke_target(id, target, request_state, ctx, &mut outcome)
+                .await
+            {
+                Ok(body) => body,
+                Err(e) => encode::error(Some(id), &e),
+            };
+        };
+        let receipt = ReceiptGuard::new(self, id, &subject, &ctx);
+        let missing = self.inner.grants.missing(&subject.caps, ctx.principal());
+        if !missing.is_empty() {
+            let body = self.refusal(id, &subject, &missing);
+            receipt.finish(Outcome::Refused {
+                missing: missing.iter().map(|c| c.name().to_owned()).collect(),
+            });
+            return body;
+        }
+        ctx.set_scope(subject.caps.clone());
+        let mut outcome = None;
+        let body = match self
+            .invoke_target(id, target, request_state, ctx.clone(), &mut outcome)
+            .await
+        {
             Ok(body) => body,
-            Err(e) => encode::error(Some(id), &e),
+            Err(e) => {
+                outcome.get_or_insert(Outcome::Error { code: e.code });
+                encode::error(Some(id), &e)
+            }
+        };
+        receipt.finish(outcome.unwrap_or(Outcome::Completed));
+        body
+    }
+
+    /// What a call is for, when it calls a declaration (and so gets a receipt).
+    fn subject(&self, target: &Target) -> Option<Subject> {
+        let catalog = self.catalog();
+        Some(match target {
+            Target::Tool { index, .. } => {
+                let entry = &catalog.tools()[*index];
+                Subject {
+                    method: "tools/call",
+                    name: entry.tool.name.clone(),
+                    uri: None,
+                    digest: None,
+                    caps: self.inner.tools[*index].caps.clone(),
+                }
+            }
+            Target::Prompt { index, .. } => {
+                let entry = &catalog.prompts()[*index];
+                Subject {
+                    method: "prompts/get",
+                    name: entry.prompt.name.clone(),
+                    uri: None,
+                    digest: None,
+                    caps: self.inner.prompts[*index].2.clone(),
+                }
+            }
+            Target::Resource { uri, matched } => {
+                let (name, digest, caps) = match matched {
+                    ResourceMatch::Static(i) => {
+                        let entry = &catalog.resources()[*i];
+                        (
+                            entry.resource.name.clone(),
+                            String::new(),
+                            self.inner.resources[*i].1.clone(),
+                        )
+                    }
+                    ResourceMatch::Template { index, .. } => {
+                        let entry = catalog.template(*index);
+                        (
+                            entry.template.name.clone(),
+                            String::new(),
+                            self.inner.templates[*index].2.clone(),
+                        )
+                    }
+                };
+                Subject {
+                    method: "resources/read",
+                    name,
+                    uri: Some(uri.clone()),
+                    digest: Some(digest).filter(|d| !d.is_empty()),
+                    caps,
+                }
+            }
+            Target::Listen { .. } | Target::Complete { .. } => return None,
+        })
+    }
+
+    /// The answer to a call whose declaration needs capabilities the caller
+    /// was not granted: a tool error the model can read (tools), or a
+    /// JSON-RPC error (resources and prompts, whose results have no error
+    /// form).
+    fn refusal(&self, id: &RequestId, subject: &Subject, missing: &[Capability]) -> Vec<u8> {
+        let names: Vec<&str> = missing.iter().map(|c| c.name()).collect();
+        let described: Vec<String> = missing
+            .iter()
+            .map(|c| format!("{} ({})", c.name(), c.description()))
+            .collect();
+        let what = match subject.method {
+            "tools/call" => format!("the tool {:?}", subject.name),
+            "prompts/get" => format!("the prompt {:?}", subject.name),
+            _ => format!("the resource {:?}", subject.name),
+        };
+        let message = format!(
+            "refused: {what} needs the {} {}, which {} not granted to this caller",
+            if missing.len() == 1 {
+                "capability"
+            } else {
+                "capabilities"
+            },
+            described.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+        );
+        tracing::debug!(method = subject.method, name = %subject.name, missing = ?names, "call refused");
+        if subject.method == "tools/call" {
+            let mut result = CallToolResult::error(message);
+            result.result_type = ResultType::Complete;
+            result.meta = self.meta();
+            result
+                .meta
+                .other
+                .insert(MISSING_CAPABILITIES_META_KEY.to_owned(), json!(names));
+            encode::result(id, &result)
+        } else {
+            let error = RpcError::new(CAPABILITY_NOT_GRANTED, message)
+                .with_data(json!({ "missingCapabilities": names }));
+            encode::error(Some(id), &error)
         }
     }
 
@@ -431,16 +784,17 @@ impl Server {
         target: Target,
         request_state: Option<String>,
         ctx: ToolContext,
+        outcome: &mut Option<Outcome>,
     ) -> Result<Vec<u8>, RpcError> {
         let catalog = self.catalog();
         match target {
             Target::Tool { index, arguments } => {
                 let entry = &catalog.tools()[index];
                 let name = &entry.tool.name;
-                let (handler, timeout, asks_input) = &self.inner.tools[index];
+                let slot = &self.inner.tools[index];
                 // The request binding (a hash of the arguments) is needed only to
                 // open or seal a state: most calls skip it.
-                let binding = (*asks_input || request_state.is_some()).then(|| {
+                let binding = (slot.asks_input || request_state.is_some()).then(|| {
                     StateBinding {
                         method: "tools/call",
                         target: name,
@@ -452,21 +806,32 @@ impl Server {
                 if let Some(binding) = &binding {
                     self.open_state(request_state, binding, name, &ctx)?;
                 }
-                let run = run_handler(handler, arguments, ctx);
-                let finished = match timeout {
-                    Some(limit) => tokio::time::timeout(*limit, run).await.ok(),
+                if let Some(limit) = slot.timeout {
+                    ctx.set_deadline(tokio::time::Instant::now() + limit);
+                }
+                let run = run_handler(&slot.handler, arguments, ctx.clone());
+                let finished = match slot.timeout {
+                    Some(limit) => tokio::time::timeout(limit, run).await.ok(),
                     None => Some(run.await),
                 };
-                let outcome = match finished {
-                    Some(outcome) => {
-                        outcome.map_err(|panic| handler_panicked("tool", name, &panic))?
+                let outcome_of_handler = match finished {
+                    Some(Ok(reply)) => reply,
+                    Some(Err(panic)) => {
+                        *outcome = Some(Outcome::Panicked);
+                        return Err(handler_panicked("tool", name, &panic));
                     }
-                    None => Err(ToolError::execution(format!(
-                        "tool {name:?} timed out after {} ms",
-                        timeout.unwrap_or_default().as_millis()
-                    ))),
+                    None => {
+                        let limit = slot.timeout.unwrap_or_default();
+                        *outcome = Some(Outcome::TimedOut {
+                            after_ms: limit.as_millis().try_into().unwrap_or(u64::MAX),
+                        });
+                        Err(ToolError::execution(format!(
+                            "tool {name:?} timed out after {}",
+                            human_duration(limit)
+                        )))
+                    }
                 };
-                let mut result = match outcome {
+                let mut result = match outcome_of_handler {
                     Ok(ToolReply::Complete(result)) => result,
                     Ok(ToolReply::InputRequired(asked)) => {
                         let Some(binding) = &binding else {
@@ -474,7 +839,9 @@ impl Server {
                                 "tool {name:?} asked for input but was declared with a handler that cannot"
                             )));
                         };
-                        return self.input_required(id, name, asked, binding);
+                        let body = self.input_required(id, name, asked, binding)?;
+                        *outcome = Some(Outcome::InputRequired);
+                        return Ok(body);
                     }
                     Err(ToolError::Execution(message)) => CallToolResult::error(message),
                     Err(ToolError::Protocol(e)) => return Err(e),
@@ -488,6 +855,22 @@ impl Server {
                         "tool {name:?} declares an output schema but returned no structured content"
                     )));
                 }
+                if result.is_error() && outcome.is_none() {
+                    *outcome = Some(match ctx.take_note() {
+                        Some(CallNote::InvalidArguments) => Outcome::InvalidArguments,
+                        Some(CallNote::Error {
+                            error_type,
+                            variant,
+                        }) => Outcome::Failed {
+                            error_type: Some(error_type.to_owned()),
+                            variant,
+                        },
+                        None => Outcome::Failed {
+                            error_type: None,
+                            variant: None,
+                        },
+                    });
+                }
                 result.result_type = ResultType::Complete;
                 result.meta.server_info = Some(catalog.server_info().clone());
                 Ok(encode::result(id, &result))
@@ -495,7 +878,7 @@ impl Server {
             Target::Resource { uri, matched } => {
                 let (handler, cache, variables) = match matched {
                     ResourceMatch::Static(i) => (
-                        &self.inner.resources[i],
+                        &self.inner.resources[i].0,
                         catalog.resources()[i].cache,
                         Vec::new(),
                     ),
@@ -516,14 +899,20 @@ impl Server {
                     uri: uri.clone(),
                     variables,
                 };
-                let reply = run_handler(handler, request, ctx.clone())
-                    .await
-                    .map_err(|panic| handler_panicked("resource", &uri, &panic))??;
+                let reply =
+                    run_handler(handler, request, ctx.clone())
+                        .await
+                        .map_err(|panic| {
+                            *outcome = Some(Outcome::Panicked);
+                            handler_panicked("resource", &uri, &panic)
+                        })??;
                 let contents = match reply {
                     ResourceReply::Complete(contents) => contents,
                     ResourceReply::InputRequired(asked) => {
                         check_input_requests(&asked, &ctx)?;
-                        return self.input_required(id, &uri, asked, &binding);
+                        let body = self.input_required(id, &uri, asked, &binding)?;
+                        *outcome = Some(Outcome::InputRequired);
+                        return Ok(body);
                     }
                 };
                 if contents.is_empty() {
@@ -556,7 +945,10 @@ impl Server {
                 self.open_state(request_state, &binding, name, &ctx)?;
                 let reply = run_handler(&self.inner.prompts[index].0, arguments, ctx.clone())
                     .await
-                    .map_err(|panic| handler_panicked("prompt", name, &panic))??;
+                    .map_err(|panic| {
+                        *outcome = Some(Outcome::Panicked);
+                        handler_panicked("prompt", name, &panic)
+                    })??;
                 match reply {
                     PromptReply::Complete(mut result) => {
                         result.result_type = ResultType::Complete;
@@ -565,7 +957,9 @@ impl Server {
                     }
                     PromptReply::InputRequired(asked) => {
                         check_input_requests(&asked, &ctx)?;
-                        Ok(self.input_required(id, name, asked, &binding)?)
+                        let body = self.input_required(id, name, asked, &binding)?;
+                        *outcome = Some(Outcome::InputRequired);
+                        Ok(body)
                     }
                 }
             }
@@ -620,4 +1014,117 @@ fn handler_panicked(kind: &str, name: &str, panic: &str) -> RpcError {
     RpcError::internal(format!(
         "the {kind} {name:?} failed unexpectedly (handler panicked)"
     ))
+}
+
+/// The result `_meta` key listing the capabilities a refused tool call lacked.
+pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilities";
+
+/// The JSON-RPC error code of a refused `resources/read` or `prompts/get`
+/// (their results have no error form). Application-defined, so outside the
+/// range JSON-RPC and MCP reserve; `data.missingCapabilities` lists the names.
+pub const CAPABILITY_NOT_GRANTED: i32 = -31001;
+
+/// The declaration a call is for, as its receipt names it.
+struct Subject {
+    method: &'static str,
+    name: String,
+    uri: Option<String>,
+    digest: Option<String>,
+    caps: Arc<[Capability]>,
+}
+
+/// Records exactly one receipt per call: [`finish`](Self::finish) with the
+/// outcome, or — when the call's future is dropped first (a cancellation, a
+/// closed stream) — `Cancelled` on drop.
+struct ReceiptGuard<'a> {
+    sinks: &'a [Box<dyn ReceiptSink>],
+    /// `None` when no sink wants receipts now: nothing is built.
+    pending: Option<Receipt>,
+    started: Instant,
+    ctx: ToolContext,
+}
+
+impl<'a> ReceiptGuard<'a> {
+    fn new(server: &'a Server, id: &RequestId, subject: &Subject, ctx: &ToolContext) -> Self {
+        let sinks = &server.inner.receipt_sinks[..];
+        let pending = sinks.iter().any(|s| s.enabled()).then(|| Receipt {
+            time: crate::receipt::rfc3339(SystemTime::now()),
+            request_id: serde_json::to_value(id).unwrap_or_default(),
+            method: subject.method.to_owned(),
+            name: subject.name.clone(),
+            uri: subject.uri.clone(),
+            digest: subject.digest.clone(),
+            principal: ctx.principal().map(|p| p.id().to_owned()),
+            scope: Vec::new(),
+            outcome: Outcome::Cancelled,
+            duration_us: 0,
+            trace_id: trace_id_of(ctx),
+        });
+        let mut guard = ReceiptGuard {
+            sinks,
+            pending,
+            started: Instant::now(),
+            ctx: ctx.clone(),
+        };
+        if let Some(receipt) = &mut guard.pending {
+            receipt.scope = subject.caps.iter().map(|c| c.name().to_owned()).collect();
+        }
+        guard
+    }
+
+    fn finish(mut self, outcome: Outcome) {
+        // A call cancelled while finishing gets no response: say so.
+        let outcome = if self.ctx.is_cancelled() {
+            Outcome::Cancelled
+        } else {
+            outcome
+        };
+        self.record(outcome);
+    }
+
+    fn record(&mut self, outcome: Outcome) {
+        let Some(mut receipt) = self.pending.take() else {
+            return;
+        };
+        if matches!(outcome, Outcome::Refused { .. }) {
+            receipt.scope.clear();
+        }
+        receipt.outcome = outcome;
+        receipt.duration_us = self
+            .started
+            .elapsed()
+            .as_micros()
+            .try_into()
+            .unwrap_or(u64::MAX);
+        for sink in self.sinks {
+            sink.record(&receipt);
+        }
+    }
+}
+
+impl Drop for ReceiptGuard<'_> {
+    fn drop(&mut self) {
+        self.record(Outcome::Cancelled);
+    }
+}
+
+/// A deadline as people write it: `30s`, `250ms`, `1.5s`.
+fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", (ms as f64) / 1000.0)
+    }
+}
+
+fn trace_id_of(ctx: &ToolContext) -> String {
+    ctx.meta()
+        .traceparent
+        .as_deref()
+        .and_then(|t| t.split('-').nth(1))
+        .unwrap_or_default()
+        .to_owned()
 }

@@ -21,7 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
 
-use crate::context::ToolContext;
+use crate::context::{CallNote, ToolContext};
 use crate::declare::{ReplyOutcome, ToolDecl};
 use args::{ArgumentProblem, ArgumentValidator, invalid_arguments_result};
 use output::{Output, OutputShape};
@@ -45,9 +45,8 @@ pub struct ToolAttrs {
     pub open_world: Option<bool>,
     /// A call taking longer is answered as a timed-out tool error.
     pub timeout_ms: Option<u64>,
-    /// Names of the capabilities the tool declares (stored; enforced by the
-    /// governance layer).
-    pub caps: &'static [&'static str],
+    /// The capabilities a call needs.
+    pub caps: &'static [crate::Capability],
 }
 
 /// Validates and decodes the arguments of one typed tool, and encodes its
@@ -76,13 +75,16 @@ impl TypedTool {
     fn decode<A: DeserializeOwned>(
         &self,
         arguments: Map<String, Value>,
+        ctx: &ToolContext,
     ) -> Result<A, CallToolResult> {
         let arguments = Value::Object(arguments);
         let problems = self.validator.problems(&arguments);
         if !problems.is_empty() {
+            ctx.note(CallNote::InvalidArguments);
             return Err(invalid_arguments_result(self.name, &problems));
         }
         serde_json::from_value(arguments).map_err(|e| {
+            ctx.note(CallNote::InvalidArguments);
             // The schema accepted what the type refused (a custom Deserialize):
             // still one complete, readable answer.
             invalid_arguments_result(
@@ -97,6 +99,12 @@ impl TypedTool {
     }
 
     fn finish<O: Output>(&self, value: O, ctx: &ToolContext) -> ReplyOutcome {
+        if let Some(identity) = value.error_identity() {
+            ctx.note(CallNote::Error {
+                error_type: identity.error_type,
+                variant: identity.variant,
+            });
+        }
         let reply = value.into_outcome(&self.output)?;
         self.output.check(self.name, &reply)?;
         answer::check_client_capabilities(&reply, ctx)?;
@@ -142,7 +150,7 @@ where
     let (builder, typed) = builder::<A, O>(&attrs);
     let f = Arc::new(f);
     let mut decl = builder.reply_handler(move |arguments, ctx| {
-        let decoded = typed.decode::<A>(arguments);
+        let decoded = typed.decode::<A>(arguments, &ctx);
         let typed = typed.clone();
         let f = f.clone();
         async move {
@@ -167,14 +175,15 @@ where
     O: Output,
 {
     let (builder, typed) = builder::<A, O>(&attrs);
-    let mut decl =
-        builder.blocking_reply_handler(move |arguments, ctx| match typed.decode::<A>(arguments) {
+    let mut decl = builder.blocking_reply_handler(move |arguments, ctx| {
+        match typed.decode::<A>(arguments, &ctx) {
             Ok(args) => {
                 let value = f(args, ctx.clone());
                 typed.finish(value, &ctx)
             }
             Err(invalid) => Ok(invalid.into()),
-        });
+        }
+    });
     decl.asks_input = O::ASKS_INPUT;
     decl
 }

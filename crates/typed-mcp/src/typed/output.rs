@@ -84,6 +84,45 @@ pub trait Output: Send + 'static {
     fn describe() -> OutputShape;
     /// The reply for this value.
     fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome;
+
+    /// For a typed error, its identity (Rust type, and variant when it has
+    /// one), recorded in the call's receipt.
+    fn error_identity(&self) -> Option<ErrorIdentity> {
+        None
+    }
+}
+
+/// The identity of a typed error, kept on the server for receipts: never
+/// parsed back from the message the client saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorIdentity {
+    /// `std::any::type_name` of the error type.
+    pub error_type: &'static str,
+    /// The enum variant (or struct) name, as a derived `Debug` writes it
+    /// first; `None` when `Debug` does not start with one (hand-written
+    /// `Debug` that prints a message).
+    pub variant: Option<String>,
+}
+
+impl ErrorIdentity {
+    /// The identity of `error`.
+    pub fn of<E: std::fmt::Debug>(error: &E) -> Self {
+        ErrorIdentity {
+            error_type: std::any::type_name::<E>(),
+            variant: variant_name(&format!("{error:?}")),
+        }
+    }
+}
+
+/// The leading Rust identifier of a derived `Debug` (`NotFound { id: 3 }` →
+/// `NotFound`), when the text has that shape.
+fn variant_name(debug: &str) -> Option<String> {
+    let end = debug
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(debug.len());
+    let (ident, rest) = debug.split_at(end);
+    let shaped = rest.is_empty() || rest.starts_with('(') || rest.starts_with(" {");
+    (shaped && ident.starts_with(|c: char| c.is_ascii_uppercase())).then(|| ident.to_owned())
 }
 
 /// A value with a JSON form: `structuredContent` plus the same JSON as text.
@@ -184,5 +223,34 @@ impl<P: Output, E: std::error::Error + Send + 'static> Output for Fallible<P, E>
             Ok(value) => value.into_outcome(shape),
             Err(error) => Err(ToolError::from_error(&error)),
         }
+    }
+
+    fn error_identity(&self) -> Option<ErrorIdentity> {
+        match &self.0 {
+            Ok(value) => value.error_identity(),
+            Err(error) => Some(ErrorIdentity::of(error)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variant_name;
+
+    #[test]
+    fn variants_from_derived_debug() {
+        assert_eq!(
+            variant_name("NotFound { id: 3 }").as_deref(),
+            Some("NotFound")
+        );
+        assert_eq!(
+            variant_name("AlreadyClosed").as_deref(),
+            Some("AlreadyClosed")
+        );
+        assert_eq!(variant_name("Io(Os { code: 2 })").as_deref(), Some("Io"));
+        // A message, not a derived Debug.
+        assert_eq!(variant_name("Connection refused (os error 111)"), None);
+        assert_eq!(variant_name("\"text\""), None);
+        assert_eq!(variant_name("lowercase"), None);
     }
 }

@@ -23,6 +23,8 @@ pub struct PromptAttrs {
     pub description: &'static str,
     /// Each argument: name, description, required.
     pub arguments: &'static [(&'static str, &'static str, bool)],
+    /// The capabilities a `prompts/get` needs.
+    pub caps: &'static [crate::Capability],
 }
 
 /// A prompt function's return value, turned into a `prompts/get` reply.
@@ -75,7 +77,9 @@ impl<T: PromptOutput, E: std::error::Error + Send + 'static> PromptOutput for Re
 }
 
 fn builder(attrs: &PromptAttrs) -> crate::PromptBuilder {
-    let mut b = PromptDecl::builder(attrs.name).description(attrs.description);
+    let mut b = PromptDecl::builder(attrs.name)
+        .description(attrs.description)
+        .capabilities(attrs.caps);
     if let Some(t) = attrs.title {
         b = b.title(t);
     }

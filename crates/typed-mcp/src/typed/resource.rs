@@ -29,6 +29,8 @@ pub struct ResourceAttrs {
     pub mime_type: Option<&'static str>,
     /// Each template variable with its description.
     pub parameters: &'static [(&'static str, &'static str)],
+    /// The capabilities a read needs.
+    pub caps: &'static [crate::Capability],
 }
 
 /// A resource function's return value, turned into contents.
@@ -146,7 +148,9 @@ impl<T: Serialize + Send + 'static> ResourceOutput for Json<T> {
 }
 
 fn static_builder(a: &ResourceAttrs) -> crate::ResourceBuilder {
-    let mut b = ResourceDecl::builder(a.uri, a.name).description(a.description);
+    let mut b = ResourceDecl::builder(a.uri, a.name)
+        .description(a.description)
+        .capabilities(a.caps);
     if let Some(t) = a.title {
         b = b.title(t);
     }
@@ -157,7 +161,9 @@ fn static_builder(a: &ResourceAttrs) -> crate::ResourceBuilder {
 }
 
 fn template_builder(a: &ResourceAttrs) -> crate::ResourceTemplateBuilder {
-    let mut b = ResourceTemplateDecl::builder(a.uri, a.name).description(a.description);
+    let mut b = ResourceTemplateDecl::builder(a.uri, a.name)
+        .description(a.description)
+        .capabilities(a.caps);
     if let Some(t) = a.title {
         b = b.title(t);
     }

@@ -103,7 +103,8 @@ enum DeskError {
     AlreadyClosed(String),
 }
 
-const DESK_WRITE: &str = "desk.write";
+const DESK_WRITE: typed_mcp::Capability =
+    typed_mcp::Capability::new("desk.write", "Change tickets in the support desk");
 
 struct Desk {
     tickets: Mutex<BTreeMap<String, Ticket>>,
@@ -293,6 +294,7 @@ fn server(desk: Arc<Desk>, weather: Weather) -> Server {
         ])
         .resources(resources![hours, kb, desk.ticket])
         .prompts(prompts![greet, weather.report])
+        .grant(DESK_WRITE)
         .build()
         .expect("every macro declaration is valid")
 }

@@ -5,6 +5,7 @@
 //! against the official 2026-07-28 JSON schema (see `schema`).
 
 mod catalog;
+mod governance;
 mod macros;
 mod runtime;
 mod schema;

@@ -62,6 +62,7 @@ pub async fn send_http(
             &bytes,
             &Facts {
                 headers: Some(hdrs),
+                lists: None,
             },
         )
         .await

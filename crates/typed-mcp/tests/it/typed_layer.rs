@@ -455,7 +455,7 @@ async fn a_timed_out_call_is_a_tool_error() {
     assert_eq!(result.result()["isError"], true);
     assert_eq!(
         result.result()["content"][0]["text"],
-        "tool \"slow\" timed out after 20 ms"
+        "tool \"slow\" timed out after 20ms"
     );
 }
 

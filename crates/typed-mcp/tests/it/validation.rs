@@ -1407,6 +1407,7 @@ async fn methods_without_a_name_need_no_mcp_name_header() {
         &serde_json::to_vec(&listen).unwrap(),
         &Facts {
             headers: Some(&headers),
+            lists: None,
         },
     );
     assert!(matches!(decision, Decision::Invoke(_)), "{decision:?}");
