@@ -10,9 +10,10 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
+use sha2::{Digest as _, Sha256};
 
 use crate::SUPPORTED_VERSIONS;
+use crate::digest::DeclarationDigest;
 use crate::uri_template::{UriTemplate, UriTemplateError};
 use crate::wire::{
     CacheHint, CacheScope, DiscoverResult, Implementation, ListChangedCapability, Prompt,
@@ -303,6 +304,17 @@ pub struct Catalog {
     pub(crate) page_size: usize,
     pub(crate) fingerprint: String,
     pub(crate) list_cache: CacheHint,
+    digests: Digests,
+}
+
+/// The digest of every declaration, computed once when the catalog is built;
+/// each list is in declaration order, like the catalog's.
+#[derive(Debug)]
+struct Digests {
+    tools: Vec<DeclarationDigest>,
+    resources: Vec<DeclarationDigest>,
+    templates: Vec<DeclarationDigest>,
+    prompts: Vec<DeclarationDigest>,
 }
 
 impl Catalog {
@@ -416,6 +428,21 @@ impl Catalog {
             Kind::Prompt,
             page_ctx.paginate(Kind::Prompt, "prompts", prompts.iter().map(|p| &p.prompt)),
         );
+        let digests = Digests {
+            tools: tools.iter().map(|t| t.tool.declaration_digest()).collect(),
+            resources: resources
+                .iter()
+                .map(|r| r.resource.declaration_digest())
+                .collect(),
+            templates: parsed_templates
+                .iter()
+                .map(|(t, _)| t.template.declaration_digest())
+                .collect(),
+            prompts: prompts
+                .iter()
+                .map(|p| p.prompt.declaration_digest())
+                .collect(),
+        };
         Ok(Catalog {
             server_info,
             tools,
@@ -431,6 +458,7 @@ impl Catalog {
             page_size,
             fingerprint,
             list_cache: cache,
+            digests,
         })
     }
 
@@ -476,6 +504,43 @@ impl Catalog {
     /// The prompts, in declaration order.
     pub fn prompts(&self) -> &[PromptEntry] {
         &self.prompts
+    }
+
+    /// The digest of the tool at `index` (as in [`Catalog::tools`]), computed
+    /// when the catalog was built (see [`crate::digest`]).
+    ///
+    /// # Panics
+    ///
+    /// When `index` is out of range.
+    pub fn tool_digest(&self, index: usize) -> &DeclarationDigest {
+        &self.digests.tools[index]
+    }
+
+    /// The digest of the static resource at `index` (as in [`Catalog::resources`]).
+    ///
+    /// # Panics
+    ///
+    /// When `index` is out of range.
+    pub fn resource_digest(&self, index: usize) -> &DeclarationDigest {
+        &self.digests.resources[index]
+    }
+
+    /// The digest of the resource template at `index` (as in [`Catalog::templates`]).
+    ///
+    /// # Panics
+    ///
+    /// When `index` is out of range.
+    pub fn template_digest(&self, index: usize) -> &DeclarationDigest {
+        &self.digests.templates[index]
+    }
+
+    /// The digest of the prompt at `index` (as in [`Catalog::prompts`]).
+    ///
+    /// # Panics
+    ///
+    /// When `index` is out of range.
+    pub fn prompt_digest(&self, index: usize) -> &DeclarationDigest {
+        &self.digests.prompts[index]
     }
 
     /// The index of a tool by wire name.

@@ -6,6 +6,7 @@
 //! - [`wire`]: serde types for the messages a server receives and sends;
 //! - [`guard`]: size and depth limits checked on raw bytes;
 //! - [`catalog`]: the validated, indexed set of tools, resources and prompts;
+//! - [`digest`]: SHA-256 digests of declarations over RFC 8785 canonical JSON;
 //! - [`router`]: a total function from one inbound message to a [`Decision`];
 //! - [`encode`]: compact JSON-RPC framing of results, errors and notifications.
 //!
@@ -50,6 +51,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod digest;
 pub mod encode;
 mod error;
 pub mod guard;
