@@ -201,7 +201,7 @@ fn the_transport_span_is_linked_not_the_parent() {
         .iter()
         .map(|l| l.span_context.clone())
         .collect();
-    assert_eq!(links, [http.span_context.clone()]);
+    assert_eq!(links, std::slice::from_ref(&http.span_context));
 
     let local = find(&spans, "tools/call local");
     assert_eq!(local.span_context.trace_id(), http.span_context.trace_id());
