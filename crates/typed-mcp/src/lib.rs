@@ -57,6 +57,7 @@ pub mod state;
 mod stdio;
 mod subscribe;
 pub mod testing;
+pub mod trace;
 pub mod typed;
 
 pub use capability::Capability;

@@ -11,6 +11,7 @@ mod runtime;
 mod schema;
 mod subscriptions;
 mod support;
+mod trace;
 mod typed_layer;
 mod validation;
 mod wire_types;
