@@ -20,6 +20,7 @@ use typed_mcp_core::{RequestId, RequestMeta};
 
 use crate::capability::{Capability, NotAuthorized};
 use crate::dispatch::Outbox;
+use crate::trace::TraceContext;
 
 tokio::task_local! {
     static CURRENT: ToolContext;
@@ -75,6 +76,7 @@ struct Inner {
     /// would not run): the ceiling of [`ToolContext::authorize`].
     scope: OnceLock<Arc<[Capability]>>,
     deadline: OnceLock<Instant>,
+    trace: OnceLock<TraceContext>,
     /// What the typed layer learned about the outcome, for the receipt.
     note: Mutex<Option<CallNote>>,
     /// False for the empty context of code running outside any call.
@@ -125,6 +127,7 @@ impl ToolContext {
                 principal,
                 scope: OnceLock::new(),
                 deadline: OnceLock::new(),
+                trace: OnceLock::new(),
                 note: Mutex::new(None),
                 in_call: true,
             }),
@@ -157,6 +160,16 @@ impl ToolContext {
 
     pub(crate) fn set_scope(&self, scope: Arc<[Capability]>) {
         let _ = self.inner.scope.set(scope);
+    }
+
+    pub(crate) fn set_trace(&self, trace: TraceContext) {
+        let _ = self.inner.trace.set(trace);
+    }
+
+    /// The request's W3C trace context: the caller's (`traceparent` in
+    /// `_meta`), or a fresh trace. `None` outside a call.
+    pub fn trace(&self) -> Option<&TraceContext> {
+        self.inner.trace.get()
     }
 
     pub(crate) fn set_deadline(&self, deadline: Instant) {

@@ -11,6 +11,7 @@ use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
+use tracing::Instrument as _;
 use typed_mcp_core::{Call, Decision, Dropped, Facts, RequestId, RpcError, Target, encode};
 
 use crate::context::{Principal, ToolContext};
@@ -160,42 +161,53 @@ impl Connection {
         let registry = self.in_flight.clone();
         let outbox = outbox.clone();
         let token = cancel.clone();
-        let handle = self.tasks.spawn(async move {
-            // A subscription lives as long as the client listens: it must not
-            // hold one of the handler slots.
-            let _permit = if listen {
-                None
-            } else {
-                Some(server.acquire_slot().await)
-            };
-            let Call {
-                id,
-                meta,
-                target,
-                input_responses,
-                request_state,
-            } = *call;
-            let ctx = ToolContext::new(
-                id.clone(),
-                meta,
-                token,
-                outbox.clone(),
-                input_responses,
-                principal,
-            );
-            let response = server.invoke(&id, target, request_state, ctx.clone()).await;
-            ctx.finish();
-            let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
-            let ours = in_flight
-                .running
-                .get(&id)
-                .is_some_and(|r| r.generation == generation);
-            // A cancelled call has lost its entry: nothing is sent for it.
-            if ours {
-                in_flight.running.remove(&id);
-                outbox.send(response);
+        // Opened now, while the transport's span is current and before the
+        // call may wait for a slot: a call cancelled while queued still
+        // leaves its receipt.
+        let (record, trace) = server.open_record(&call, principal.as_ref(), &cancel);
+        let span = record.span().clone();
+        let handle = self.tasks.spawn(
+            async move {
+                // A subscription lives as long as the client listens: it must not
+                // hold one of the handler slots.
+                let _permit = if listen {
+                    None
+                } else {
+                    Some(server.acquire_slot().await)
+                };
+                let Call {
+                    id,
+                    meta,
+                    target,
+                    input_responses,
+                    request_state,
+                } = *call;
+                let ctx = ToolContext::new(
+                    id.clone(),
+                    meta,
+                    token,
+                    outbox.clone(),
+                    input_responses,
+                    principal,
+                );
+                ctx.set_trace(trace);
+                let response = server
+                    .invoke(&id, target, request_state, ctx.clone(), record)
+                    .await;
+                ctx.finish();
+                let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
+                let ours = in_flight
+                    .running
+                    .get(&id)
+                    .is_some_and(|r| r.generation == generation);
+                // A cancelled call has lost its entry: nothing is sent for it.
+                if ours {
+                    in_flight.running.remove(&id);
+                    outbox.send(response);
+                }
             }
-        });
+            .instrument(span),
+        );
         in_flight.running.insert(
             id.clone(),
             Running {

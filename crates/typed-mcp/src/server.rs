@@ -10,12 +10,13 @@ use tokio::sync::{Semaphore, SemaphorePermit};
 use typed_mcp_core::catalog::{
     Catalog, CatalogError, CatalogErrors, CatalogOptions, Kind, ListView,
 };
+use typed_mcp_core::digest::Digest;
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
     CacheHint, CacheScope, CallToolResult, CompleteResult, Completion, Implementation,
     InputRequiredResult, ReadResourceResult, ResultMeta, ResultType,
 };
-use typed_mcp_core::{Limits, RequestId, Router, RpcError, Target, encode};
+use typed_mcp_core::{Call, Limits, RequestId, Router, RpcError, Target, encode};
 
 use crate::capability::{Capability, Grants};
 use crate::context::{CallNote, Principal, ToolContext};
@@ -27,6 +28,7 @@ use crate::dispatch::run_handler;
 use crate::receipt::{Outcome, Receipt, ReceiptSink, TracingSink};
 use crate::state::{BindingDigest, StateBinding, StateKeys};
 use crate::subscribe::{self, ResourceUpdates};
+use crate::trace::TraceContext;
 use crate::typed::answer::check_input_requests;
 
 /// Why [`ServerBuilder::build`] refused to build a server.
@@ -644,31 +646,23 @@ impl Server {
         target: Target,
         request_state: Option<String>,
         ctx: ToolContext,
+        record: CallRecord,
     ) -> Vec<u8> {
-        let Some(subject) = self.subject(&target) else {
-            // Subscriptions and completions are not calls of a declaration.
-            let mut outcome = None;
-            return match self
-                .invoke_target(id, target, request_state, ctx, &mut outcome)
-                .await
-            {
-                Ok(body) => body,
-                Err(e) => encode::error(Some(id), &e),
-            };
-        };
-        let receipt = ReceiptGuard::new(self, id, &subject, &ctx);
-        let missing = self.inner.grants.missing(&subject.caps, ctx.principal());
-        if !missing.is_empty() {
-            let body = self.refusal(id, &subject, &missing);
-            receipt.finish(Outcome::Refused {
-                missing: missing.iter().map(|c| c.name().to_owned()).collect(),
-            });
-            return body;
+        if let Some(caps) = &record.caps {
+            let missing = self.inner.grants.missing(caps, ctx.principal());
+            if !missing.is_empty() {
+                let subject = self.subject(&target).expect("a declaration's call");
+                let body = self.refusal(id, &subject, &missing);
+                record.finish(Outcome::Refused {
+                    missing: missing.iter().map(|c| c.name().to_owned()).collect(),
+                });
+                return body;
+            }
+            ctx.set_scope(caps.clone());
         }
-        ctx.set_scope(subject.caps.clone());
         let mut outcome = None;
         let body = match self
-            .invoke_target(id, target, request_state, ctx.clone(), &mut outcome)
+            .invoke_target(id, target, request_state, ctx, &mut outcome)
             .await
         {
             Ok(body) => body,
@@ -677,21 +671,21 @@ impl Server {
                 encode::error(Some(id), &e)
             }
         };
-        receipt.finish(outcome.unwrap_or(Outcome::Completed));
+        record.finish(outcome.unwrap_or(Outcome::Completed));
         body
     }
 
     /// What a call is for, when it calls a declaration (and so gets a receipt).
-    fn subject(&self, target: &Target) -> Option<Subject> {
+    fn subject(&self, target: &Target) -> Option<Subject<'_>> {
         let catalog = self.catalog();
         Some(match target {
             Target::Tool { index, .. } => {
                 let entry = &catalog.tools()[*index];
                 Subject {
                     method: "tools/call",
-                    name: entry.tool.name.clone(),
+                    name: &entry.tool.name,
                     uri: None,
-                    digest: None,
+                    digest: &catalog.tool_digest(*index).digest,
                     caps: self.inner.tools[*index].caps.clone(),
                 }
             }
@@ -699,9 +693,9 @@ impl Server {
                 let entry = &catalog.prompts()[*index];
                 Subject {
                     method: "prompts/get",
-                    name: entry.prompt.name.clone(),
+                    name: &entry.prompt.name,
                     uri: None,
-                    digest: None,
+                    digest: &catalog.prompt_digest(*index).digest,
                     caps: self.inner.prompts[*index].2.clone(),
                 }
             }
@@ -710,16 +704,16 @@ impl Server {
                     ResourceMatch::Static(i) => {
                         let entry = &catalog.resources()[*i];
                         (
-                            entry.resource.name.clone(),
-                            String::new(),
+                            &entry.resource.name,
+                            &catalog.resource_digest(*i).digest,
                             self.inner.resources[*i].1.clone(),
                         )
                     }
                     ResourceMatch::Template { index, .. } => {
                         let entry = catalog.template(*index);
                         (
-                            entry.template.name.clone(),
-                            String::new(),
+                            &entry.template.name,
+                            &catalog.template_digest(*index).digest,
                             self.inner.templates[*index].2.clone(),
                         )
                     }
@@ -728,7 +722,7 @@ impl Server {
                     method: "resources/read",
                     name,
                     uri: Some(uri.clone()),
-                    digest: Some(digest).filter(|d| !d.is_empty()),
+                    digest,
                     caps,
                 }
             }
@@ -1025,56 +1019,41 @@ pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilitie
 pub const CAPABILITY_NOT_GRANTED: i32 = -31001;
 
 /// The declaration a call is for, as its receipt names it.
-struct Subject {
+struct Subject<'a> {
     method: &'static str,
-    name: String,
+    name: &'a str,
     uri: Option<String>,
-    digest: Option<String>,
+    digest: &'a Digest,
     caps: Arc<[Capability]>,
 }
 
-/// Records exactly one receipt per call: [`finish`](Self::finish) with the
-/// outcome, or — when the call's future is dropped first (a cancellation, a
-/// closed stream) — `Cancelled` on drop.
-struct ReceiptGuard<'a> {
-    sinks: &'a [Box<dyn ReceiptSink>],
+/// The record of one accepted call: its request span, and — for a call of a
+/// declaration — its receipt. Opened when the call is accepted, so a call
+/// cancelled even before it starts (waiting for a handler slot) leaves a
+/// receipt; [`finish`](Self::finish) records the outcome, and a record dropped
+/// unfinished (the call's task aborted) records `Cancelled`.
+pub(crate) struct CallRecord {
+    server: Server,
+    /// The capabilities the declaration needs; `None` for calls that are not
+    /// of a declaration (subscriptions, completions).
+    caps: Option<Arc<[Capability]>>,
     /// `None` when no sink wants receipts now: nothing is built.
     pending: Option<Receipt>,
     started: Instant,
-    ctx: ToolContext,
+    cancel: tokio_util::sync::CancellationToken,
+    span: tracing::Span,
+    done: bool,
 }
 
-impl<'a> ReceiptGuard<'a> {
-    fn new(server: &'a Server, id: &RequestId, subject: &Subject, ctx: &ToolContext) -> Self {
-        let sinks = &server.inner.receipt_sinks[..];
-        let pending = sinks.iter().any(|s| s.enabled()).then(|| Receipt {
-            time: crate::receipt::rfc3339(SystemTime::now()),
-            request_id: serde_json::to_value(id).unwrap_or_default(),
-            method: subject.method.to_owned(),
-            name: subject.name.clone(),
-            uri: subject.uri.clone(),
-            digest: subject.digest.clone(),
-            principal: ctx.principal().map(|p| p.id().to_owned()),
-            scope: Vec::new(),
-            outcome: Outcome::Cancelled,
-            duration_us: 0,
-            trace_id: trace_id_of(ctx),
-        });
-        let mut guard = ReceiptGuard {
-            sinks,
-            pending,
-            started: Instant::now(),
-            ctx: ctx.clone(),
-        };
-        if let Some(receipt) = &mut guard.pending {
-            receipt.scope = subject.caps.iter().map(|c| c.name().to_owned()).collect();
-        }
-        guard
+impl CallRecord {
+    /// The span the call runs in.
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
     }
 
-    fn finish(mut self, outcome: Outcome) {
+    pub(crate) fn finish(mut self, outcome: Outcome) {
         // A call cancelled while finishing gets no response: say so.
-        let outcome = if self.ctx.is_cancelled() {
+        let outcome = if self.cancel.is_cancelled() {
             Outcome::Cancelled
         } else {
             outcome
@@ -1083,6 +1062,21 @@ impl<'a> ReceiptGuard<'a> {
     }
 
     fn record(&mut self, outcome: Outcome) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let code;
+        let error_type = match &outcome {
+            Outcome::Completed | Outcome::InputRequired => None,
+            Outcome::Error { code: c } => {
+                code = c.to_string();
+                Some(code.as_str())
+            }
+            Outcome::Panicked => Some("-32603"),
+            Outcome::Failed { .. } => Some("tool_error"),
+            other => Some(other.kind()),
+        };
+        crate::trace::record_outcome(&self.span, outcome.kind(), error_type);
         let Some(mut receipt) = self.pending.take() else {
             return;
         };
@@ -1096,15 +1090,67 @@ impl<'a> ReceiptGuard<'a> {
             .as_micros()
             .try_into()
             .unwrap_or(u64::MAX);
-        for sink in self.sinks {
+        for sink in &self.server.inner.receipt_sinks {
             sink.record(&receipt);
         }
     }
 }
 
-impl Drop for ReceiptGuard<'_> {
+impl Drop for CallRecord {
     fn drop(&mut self) {
         self.record(Outcome::Cancelled);
+    }
+}
+
+impl Server {
+    /// Opens the record of a call as it is accepted (see [`CallRecord`]).
+    pub(crate) fn open_record(
+        &self,
+        call: &Call,
+        principal: Option<&Principal>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> (CallRecord, TraceContext) {
+        let subject = self.subject(&call.target);
+        let method = match (&subject, &call.target) {
+            (Some(s), _) => s.method,
+            (None, Target::Listen { .. }) => "subscriptions/listen",
+            (None, _) => "completion/complete",
+        };
+        let mut trace = TraceContext::from_meta(&call.meta);
+        let span = crate::trace::request_span(
+            method,
+            subject.as_ref().map_or("", |s| s.name),
+            &call.id,
+            principal.map(Principal::id),
+            &mut trace,
+        );
+        let sinks = &self.inner.receipt_sinks;
+        let pending = subject
+            .as_ref()
+            .filter(|_| sinks.iter().any(|s| s.enabled()))
+            .map(|subject| Receipt {
+                time: crate::receipt::rfc3339(SystemTime::now()),
+                request_id: serde_json::to_value(&call.id).unwrap_or_default(),
+                method: subject.method.to_owned(),
+                name: subject.name.to_owned(),
+                uri: subject.uri.clone(),
+                digest: Some(subject.digest.to_string()),
+                principal: principal.map(|p| p.id().to_owned()),
+                scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
+                outcome: Outcome::Cancelled,
+                duration_us: 0,
+                trace_id: trace.trace_id().to_string(),
+            });
+        let record = CallRecord {
+            server: self.clone(),
+            caps: subject.map(|s| s.caps),
+            pending,
+            started: Instant::now(),
+            cancel: cancel.clone(),
+            span,
+            done: false,
+        };
+        (record, trace)
     }
 }
 
@@ -1118,13 +1164,4 @@ fn human_duration(d: Duration) -> String {
     } else {
         format!("{}s", (ms as f64) / 1000.0)
     }
-}
-
-fn trace_id_of(ctx: &ToolContext) -> String {
-    ctx.meta()
-        .traceparent
-        .as_deref()
-        .and_then(|t| t.split('-').nth(1))
-        .unwrap_or_default()
-        .to_owned()
 }

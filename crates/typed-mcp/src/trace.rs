@@ -506,10 +506,6 @@ fn fallback_random() -> [u8; 16] {
 /// the span a trace id (a new one, or that of the span current at the call),
 /// `trace` takes that id so that receipts and the exported trace agree. Read
 /// [`TraceContext::trace_id`] after this call.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "dispatch does not open request spans yet")
-)]
 pub(crate) fn request_span(
     method: &str,
     name: &str,
@@ -569,10 +565,6 @@ pub(crate) fn request_span(
 /// text for a protocol error, `tool_error` for an `isError` result, or a name
 /// such as `timeout`), which with the `opentelemetry` feature also marks the
 /// span's status as error.
-#[cfg_attr(
-    not(test),
-    expect(dead_code, reason = "dispatch does not open request spans yet")
-)]
 pub(crate) fn record_outcome(span: &tracing::Span, outcome: &str, error_type: Option<&str>) {
     span.record(OUTCOME_FIELD, outcome);
     if let Some(error_type) = error_type {

@@ -24,16 +24,17 @@ const DESK_ADMIN: Capability = Capability::new("desk.admin", "Administer the sup
 #[derive(Default)]
 struct Desk {
     runs: AtomicUsize,
-    started: Notify,
     dropped: Notify,
+    hang_started: Notify,
+    hang_dropped: Notify,
 }
 
 /// Signals when the future holding it is dropped (an aborted handler).
-struct OnDrop(Arc<Desk>);
+struct OnDrop(Arc<Desk>, fn(&Desk) -> &Notify);
 
 impl Drop for OnDrop {
     fn drop(&mut self) {
-        self.0.dropped.notify_one();
+        (self.1)(&self.0).notify_one();
     }
 }
 
@@ -144,9 +145,8 @@ fn build(grants: impl FnOnce(ServerBuilder) -> ServerBuilder) -> (Server, Fixtur
                 .handler(move |_args, ctx| {
                     let desk = slow_desk.clone();
                     async move {
-                        let _guard = OnDrop(desk.clone());
+                        let _guard = OnDrop(desk.clone(), |d| &d.dropped);
                         assert!(ctx.deadline().is_some(), "a deadline is set");
-                        desk.started.notify_one();
                         tokio::time::sleep(Duration::from_secs(30)).await;
                         Ok(typed_mcp::wire::CallToolResult::text("late"))
                     }
@@ -158,8 +158,8 @@ fn build(grants: impl FnOnce(ServerBuilder) -> ServerBuilder) -> (Server, Fixtur
                 .handler(move |_args, _ctx| {
                     let desk = hang_desk.clone();
                     async move {
-                        let _guard = OnDrop(desk.clone());
-                        desk.started.notify_one();
+                        let _guard = OnDrop(desk.clone(), |d| &d.hang_dropped);
+                        desk.hang_started.notify_one();
                         std::future::pending::<()>().await;
                         Ok(typed_mcp::wire::CallToolResult::text("never"))
                     }
@@ -371,11 +371,11 @@ async fn every_outcome_leaves_exactly_one_receipt() {
         "params": {"requestId": "hang-1"}
     });
     let (response, _) = tokio::join!(client.send(&call), async {
-        fx.desk.started.notified().await;
+        fx.desk.hang_started.notified().await;
         client.send(&cancel).await
     });
     assert!(response.messages.is_empty());
-    fx.desk.dropped.notified().await;
+    fx.desk.hang_dropped.notified().await;
     client.drain().await;
     assert_eq!(only_receipt(&fx.receipts).outcome, Outcome::Cancelled);
     // Resources and prompts get receipts too.
@@ -571,4 +571,75 @@ async fn client_list(server: &Server) -> Value {
         .await
         .result()
         .clone()
+}
+
+#[tokio::test]
+async fn a_call_cancelled_while_waiting_for_a_slot_leaves_a_receipt() {
+    let (server, fx) = build(|b| b.max_concurrent(1));
+    let client = client(server);
+    let hang = json!({
+        "jsonrpc": "2.0", "id": "busy", "method": "tools/call",
+        "params": {"name": "hang", "_meta": client.envelope()}
+    });
+    let queued = json!({
+        "jsonrpc": "2.0", "id": "queued", "method": "tools/call",
+        "params": {"name": "confirm", "_meta": client.envelope()}
+    });
+    let cancel = |id: &str| {
+        json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id}
+        })
+    };
+    let ((), _, _) = tokio::join!(
+        async {
+            fx.desk.hang_started.notified().await;
+            // `queued` waits for the only slot; cancel it there.
+            client.send(&cancel("queued")).await;
+            client.send(&cancel("busy")).await;
+        },
+        client.send(&hang),
+        client.send(&queued),
+    );
+    client.drain().await;
+    let mut receipts = fx.receipts.take();
+    receipts.sort_by(|a, b| a.name.cmp(&b.name));
+    let outcomes: Vec<(&str, &Outcome)> = receipts
+        .iter()
+        .map(|r| (r.name.as_str(), &r.outcome))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            ("confirm", &Outcome::Cancelled),
+            ("hang", &Outcome::Cancelled)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn receipts_carry_the_callers_trace_id() {
+    let (server, fx) = build(|b| b.grant(DESK_WRITE));
+    let client = client(server);
+    let call = |id: u32, traceparent: &str| {
+        let mut meta = client.envelope();
+        meta.insert("traceparent".into(), json!(traceparent));
+        json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "close", "arguments": {"ticket": 1}, "_meta": meta}
+        })
+    };
+    let trace_id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let response = client
+        .send(&call(1, &format!("00-{trace_id}-00f067aa0ba902b7-01")))
+        .await;
+    assert!(response.error().is_none());
+    assert_eq!(only_receipt(&fx.receipts).trace_id, trace_id);
+    // An invalid traceparent is ignored: the call succeeds in a fresh trace.
+    let response = client.send(&call(2, "00-not-a-trace-01")).await;
+    assert!(response.error().is_none());
+    let fresh = only_receipt(&fx.receipts).trace_id;
+    assert_eq!(fresh.len(), 32);
+    assert_ne!(fresh, trace_id);
+    assert_ne!(fresh, "0".repeat(32));
 }
