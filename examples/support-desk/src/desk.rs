@@ -6,14 +6,20 @@ use std::sync::{Arc, OnceLock};
 use typed_mcp::typed::resource::Json;
 use typed_mcp::wire::PromptMessage;
 use typed_mcp::{
-    ResourceUpdates, Server, ServerBuilder, prompt, prompts, resource, resources, tool, tools,
+    Capability, ResourceUpdates, Server, ServerBuilder, prompt, prompts, resource, resources, tool,
+    tools,
 };
 
 use crate::model::{Comment, DeskError, SearchResults, Ticket, TicketId};
 use crate::store::Store;
 
-/// Changing tickets: closing them. Granted with `--allow desk.write`.
-pub(crate) const DESK_WRITE: &str = "desk.write";
+/// Changing a ticket's state: closing it. Granted with `--allow desk.write`.
+///
+/// Opening a ticket and commenting on one only add to the desk (nothing is
+/// changed or hidden), so they need no grant; closing takes a ticket out of the
+/// queue and cannot be undone with these tools, so it does.
+pub(crate) const DESK_WRITE: Capability =
+    Capability::new("desk.write", "Change tickets in the support desk");
 
 /// The support desk: the ticket store, and where to announce changed tickets.
 pub(crate) struct Desk {

@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use typed_mcp::Server;
+use typed_mcp::receipt::JsonLinesSink;
 use typed_mcp_http::HttpServer;
 
 use crate::desk::Desk;
@@ -71,7 +72,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::open(&cli.db)
         .map_err(|e| format!("cannot open the database {}: {e}", cli.db.display()))?;
     let desk = Arc::new(Desk::new(store));
-    let server = desk.server().build()?;
+    let mut server = desk.server().allow(&cli.allow);
+    if let Some(path) = &cli.receipts {
+        let sink = JsonLinesSink::create(path)
+            .map_err(|e| format!("cannot open the receipts file {}: {e}", path.display()))?;
+        server = server.receipt_sink(sink);
+    }
+    let server = server.build()?;
     desk.publish_to(server.resource_updates().clone());
     let database = cli.db.display();
     match cli.http {
