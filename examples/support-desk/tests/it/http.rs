@@ -177,4 +177,13 @@ async fn the_readme_curl_line_finds_seeded_tickets() {
         .unwrap_or_else(|e| panic!("one JSON answer ({e}): {output:?}"));
     let ids = hit_ids(&answer["result"]);
     assert!(ids.contains(&"T-1001".to_owned()), "{answer}");
+
+    // The README shows the answer's structuredContent as it is.
+    let shown = readme
+        .split("whose `structuredContent` (sent as text too) is:\n\n```json\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the README shows the search result");
+    let shown: Value = serde_json::from_str(shown).expect("the README's result is JSON");
+    assert_eq!(answer["result"]["structuredContent"], shown);
 }

@@ -89,7 +89,10 @@ fn closing_without_the_grant_is_refused_before_the_handler_and_leaves_a_receipt(
 #[test]
 fn with_the_grant_a_close_reaches_a_subscriber_and_a_second_close_is_already_closed() {
     let scratch = Scratch::new();
-    let mut desk = StdioDesk::spawn(&scratch.args(&["--allow", "desk.write"]));
+    let receipts = scratch.receipts();
+    let receipts_arg = receipts.display().to_string();
+    let mut desk =
+        StdioDesk::spawn(&scratch.args(&["--allow", "desk.write", "--receipts", &receipts_arg]));
 
     let listen = desk.send(
         "subscriptions/listen",
@@ -132,6 +135,17 @@ fn with_the_grant_a_close_reaches_a_subscriber_and_a_second_close_is_already_clo
     );
     assert_eq!(again["isError"], true, "{again}");
     assert_eq!(text_of(&again), "ticket T-1003 is already closed");
+    // The receipt keeps the typed error's identity, not its message.
+    let failed = wait_for_receipt(&receipts, |r| r["outcome"]["kind"] == "failed");
+    assert_eq!(failed["name"], "close_ticket");
+    assert_eq!(failed["scope"], json!(["desk.write"]));
+    assert_eq!(failed["outcome"]["variant"], "AlreadyClosed", "{failed}");
+    assert!(
+        failed["outcome"]["error_type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("DeskError")),
+        "{failed}"
+    );
 
     // A comment on the closed ticket is announced too.
     let comment = desk.tool(
@@ -320,4 +334,39 @@ fn tickets_outlive_the_process() {
     // The seeded tickets are not seeded twice.
     let refunds = hit_ids(&second.tool("search_tickets", json!({"query": "refund"})));
     assert_eq!(refunds.len(), 2, "{refunds:?}");
+}
+
+/// The README's client configuration, run with its own arguments (on a scratch
+/// database): the command and flags it names exist and serve.
+#[test]
+fn the_readme_client_configuration_starts_a_server() {
+    let readme = include_str!("../../../../README.md");
+    let line = readme
+        .lines()
+        .find(|l| l.starts_with(r#"{"mcpServers": {"support-desk""#))
+        .expect("the README configures the support desk for a client");
+    let config: Value = serde_json::from_str(line).expect("the configuration is JSON");
+    let server = &config["mcpServers"]["support-desk"];
+    assert_eq!(server["command"], "support-desk");
+    let scratch = Scratch::new();
+    let db = scratch.db().display().to_string();
+    let mut args: Vec<String> = server["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_owned())
+        .collect();
+    let at = args
+        .iter()
+        .position(|a| a == "--db")
+        .expect("a --db argument")
+        + 1;
+    args[at] = db;
+    let mut desk = StdioDesk::spawn(&args);
+    assert!(hit_ids(&desk.tool("search_tickets", json!({"query": "refund"}))).len() >= 2);
+    let closed = desk.tool(
+        "close_ticket",
+        json!({"ticket_id": "T-1001", "note": "Refund traced."}),
+    );
+    assert_eq!(closed["structuredContent"]["status"], "closed", "{closed}");
 }
