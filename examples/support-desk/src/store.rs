@@ -41,7 +41,7 @@ pub(crate) struct Store {
 
 struct Inner {
     path: PathBuf,
-    writer: Mutex<mpsc::Sender<Job>>,
+    writer: mpsc::Sender<Job>,
     readers: Mutex<Vec<Connection>>,
 }
 
@@ -80,7 +80,7 @@ impl Store {
         Ok(Store {
             inner: Arc::new(Inner {
                 path,
-                writer: Mutex::new(tx),
+                writer: tx,
                 readers: Mutex::new(Vec::new()),
             }),
         })
@@ -105,12 +105,7 @@ impl Store {
             })();
             let _ = reply.send(result);
         });
-        self.inner
-            .writer
-            .lock()
-            .map_err(|_| writer_gone())?
-            .send(job)
-            .map_err(|_| writer_gone())?;
+        self.inner.writer.send(job).map_err(|_| writer_gone())?;
         answer.await.map_err(|_| writer_gone())?
     }
 
