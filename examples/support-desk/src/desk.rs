@@ -1,0 +1,210 @@
+//! The MCP surface of the desk: tools, the ticket resource and the triage
+//! prompt, each an ordinary method whose doc comment is what the model reads.
+
+use std::sync::{Arc, OnceLock};
+
+use typed_mcp::typed::resource::Json;
+use typed_mcp::wire::PromptMessage;
+use typed_mcp::{
+    Capability, ResourceUpdates, Server, ServerBuilder, prompt, prompts, resource, resources, tool,
+    tools,
+};
+
+use crate::model::{Comment, DeskError, SearchResults, Ticket, TicketId};
+use crate::store::Store;
+
+/// Changing a ticket's state: closing it. Granted with `--allow desk.write`.
+///
+/// Opening a ticket and commenting on one only add to the desk (nothing is
+/// changed or hidden), so they need no grant; closing takes a ticket out of the
+/// queue and cannot be undone with these tools, so it does.
+pub(crate) const DESK_WRITE: Capability =
+    Capability::new("desk.write", "Change tickets in the support desk");
+
+/// The support desk: the ticket store, and where to announce changed tickets.
+pub(crate) struct Desk {
+    store: Store,
+    /// Set once the server is built (the server owns the update channel).
+    updates: OnceLock<ResourceUpdates>,
+}
+
+impl Desk {
+    pub(crate) fn new(store: Store) -> Desk {
+        Desk {
+            store,
+            updates: OnceLock::new(),
+        }
+    }
+
+    /// The server's declarations: the desk's tools, resource and prompt.
+    pub(crate) fn server(self: &Arc<Desk>) -> ServerBuilder {
+        let desk = self;
+        Server::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+            .title("Support desk")
+            .instructions(
+                "A customer support desk. Find tickets with search_tickets, read one with \
+                 ticket://<id>, file new ones with open_ticket, add findings with add_comment, \
+                 and close resolved ones with close_ticket (requires the desk.write capability).",
+            )
+            .tools(tools![
+                desk.search_tickets,
+                desk.open_ticket,
+                desk.add_comment,
+                desk.close_ticket,
+            ])
+            .resources(resources![desk.ticket])
+            .prompts(prompts![desk.triage])
+    }
+
+    /// Announces changed tickets on `updates` from now on.
+    pub(crate) fn publish_to(&self, updates: ResourceUpdates) {
+        let _ = self.updates.set(updates);
+    }
+
+    fn changed(&self, id: TicketId) {
+        if let Some(updates) = self.updates.get() {
+            updates.publish(id.uri());
+        }
+    }
+
+    /// Search the support desk's tickets, open and closed, by words in their title and body.
+    ///
+    /// A ticket matches when it contains any of the words (or a word with the same stem:
+    /// `refunded` finds `refund`); tickets matching more and rarer words come first. Read a
+    /// hit's `ticket://<id>` resource for its full text and comments.
+    ///
+    /// # Arguments
+    /// * `query` - Words to look for, e.g. `refund invoice`; case and punctuation are ignored.
+    /// * `limit` - The most tickets to return, from 1 to 100.
+    #[tool(title = "Search tickets", read_only, open_world = false)]
+    async fn search_tickets(
+        &self,
+        #[schemars(length(min = 1, max = 500))] query: String,
+        #[arg(default = 20)]
+        #[schemars(range(min = 1, max = 100))]
+        limit: u32,
+    ) -> Result<SearchResults, DeskError> {
+        let tickets = self.store.search(&query, limit).await?;
+        Ok(SearchResults { tickets })
+    }
+
+    /// File a new support ticket; it starts open.
+    ///
+    /// # Arguments
+    /// * `title` - A one-line summary of the problem (at most 200 characters).
+    /// * `body` - The full description: what happened, what was expected, any order or invoice numbers.
+    #[tool(title = "Open a ticket", destructive = false, open_world = false)]
+    async fn open_ticket(
+        &self,
+        #[schemars(length(min = 1, max = 200))] title: String,
+        #[schemars(length(max = 20000))] body: String,
+    ) -> Result<Ticket, DeskError> {
+        let title = title.trim().to_owned();
+        if title.is_empty() {
+            return Err(DeskError::InvalidInput("the title is blank".into()));
+        }
+        if title.contains(['\n', '\r']) {
+            return Err(DeskError::InvalidInput(
+                "the title must be one line; put details in the body".into(),
+            ));
+        }
+        self.store.open_ticket(title, body).await
+    }
+
+    /// Close an open ticket with a resolution note. Closing cannot be undone with these tools.
+    ///
+    /// # Arguments
+    /// * `ticket_id` - The ticket to close, e.g. `T-1001`.
+    /// * `note` - How the problem was resolved; shown to whoever reads the ticket later.
+    #[tool(title = "Close a ticket", destructive, idempotent = false, open_world = false, caps = [DESK_WRITE])]
+    async fn close_ticket(
+        &self,
+        ticket_id: TicketId,
+        #[schemars(length(min = 1, max = 20000))] note: String,
+    ) -> Result<Ticket, DeskError> {
+        if note.trim().is_empty() {
+            return Err(DeskError::InvalidInput(
+                "the resolution note is blank".into(),
+            ));
+        }
+        let ticket = self.store.close_ticket(ticket_id, note).await?;
+        self.changed(ticket_id);
+        Ok(ticket)
+    }
+
+    /// Add a comment to a ticket, open or closed: a finding, a reply to the customer, a next step.
+    ///
+    /// # Arguments
+    /// * `ticket_id` - The ticket to comment on, e.g. `T-1001`.
+    /// * `body` - The comment's text.
+    #[tool(title = "Comment on a ticket", destructive = false, open_world = false)]
+    async fn add_comment(
+        &self,
+        ticket_id: TicketId,
+        #[schemars(length(min = 1, max = 20000))] body: String,
+    ) -> Result<Comment, DeskError> {
+        if body.trim().is_empty() {
+            return Err(DeskError::InvalidInput("the comment is blank".into()));
+        }
+        let comment = self.store.add_comment(ticket_id, body).await?;
+        self.changed(ticket_id);
+        Ok(comment)
+    }
+
+    /// A support ticket with its status, resolution and comments, as JSON.
+    ///
+    /// # Arguments
+    /// * `ticket_id` - The ticket's id, e.g. `T-1001`.
+    #[resource(
+        uri = "ticket://{ticket_id}",
+        name = "ticket",
+        title = "Ticket",
+        mime_type = "application/json"
+    )]
+    async fn ticket(&self, ticket_id: String) -> Result<Option<Json<Ticket>>, DeskError> {
+        // An id that cannot exist reads like one that does not: resource not found.
+        let Ok(id) = ticket_id.parse::<TicketId>() else {
+            return Ok(None);
+        };
+        match self.store.ticket(id).await {
+            Ok(ticket) => Ok(Some(Json(ticket))),
+            Err(DeskError::NotFound(_)) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Triage a ticket: ask for its category, priority and the next step, given its full text.
+    ///
+    /// # Arguments
+    /// * `ticket_id` - The ticket to triage, e.g. `T-1001`.
+    #[prompt(title = "Triage a ticket")]
+    async fn triage(&self, ticket_id: String) -> Result<Vec<PromptMessage>, DeskError> {
+        let ticket = self.store.ticket(ticket_id.parse()?).await?;
+        Ok(vec![PromptMessage::user_text(triage_text(&ticket))])
+    }
+}
+
+fn triage_text(ticket: &Ticket) -> String {
+    let mut text = format!(
+        "You are triaging a customer support ticket. Answer with:\n\
+         1. Category: billing, account access, bug, feature request or other.\n\
+         2. Priority: urgent, high, normal or low, with one sentence of reasoning.\n\
+         3. The next step for the support team, and a short reply to the customer.\n\n\
+         Ticket {id} ({status:?}, filed {created}): {title}\n\n{body}\n",
+        id = ticket.id,
+        status = ticket.status,
+        created = ticket.created_at,
+        title = ticket.title,
+        body = ticket.body,
+    );
+    if let Some(resolution) = &ticket.resolution {
+        text.push_str(&format!("\nResolution: {resolution}\n"));
+    }
+    if !ticket.comments.is_empty() {
+        text.push_str("\nComments, oldest first:\n");
+        for comment in &ticket.comments {
+            text.push_str(&format!("- {}: {}\n", comment.created_at, comment.body));
+        }
+    }
+    text
+}

@@ -1,0 +1,123 @@
+//! A support-desk MCP server on an embedded SQLite database: search tickets,
+//! open them, comment on them and close them, read one as a resource, or ask
+//! for a triage prompt. Built with typed-mcp, served over stdio (the way MCP
+//! clients launch servers) or Streamable HTTP.
+//!
+//! ```sh
+//! cargo run --release -p support-desk -- --http 127.0.0.1:8080
+//! ```
+//!
+//! The first start creates `desk.db` (see `--db`) with a few demo tickets.
+//! Closing a ticket needs the `desk.write` capability: grant it with
+//! `--allow desk.write` or `SUPPORT_DESK_ALLOW=desk.write`. Opening tickets and
+//! commenting only add to the desk, and need no grant.
+
+mod desk;
+mod model;
+mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use typed_mcp::Server;
+use typed_mcp::receipt::JsonLinesSink;
+use typed_mcp_http::HttpServer;
+
+use crate::desk::Desk;
+use crate::store::Store;
+
+/// A support-desk MCP server on an embedded SQLite database.
+///
+/// Serves MCP 2026-07-28 on stdin/stdout unless `--http` is given.
+#[derive(Debug, Parser)]
+#[command(name = "support-desk", version)]
+struct Cli {
+    /// The SQLite database file; created, migrated and seeded with demo tickets on first start.
+    #[arg(long, value_name = "PATH", default_value = "desk.db")]
+    db: PathBuf,
+
+    /// Serve Streamable HTTP at http://ADDR/mcp (a loopback address) instead of stdio.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+
+    /// Grant capabilities to every caller: names, comma-separated or repeated (e.g. desk.write).
+    #[arg(
+        long,
+        value_name = "CAPS",
+        env = "SUPPORT_DESK_ALLOW",
+        value_delimiter = ','
+    )]
+    allow: Vec<String>,
+
+    /// Append one receipt per call (tools, reads and prompts) to this JSON Lines file.
+    #[arg(long, value_name = "PATH")]
+    receipts: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("support-desk: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    let store = Store::open(&cli.db)
+        .map_err(|e| format!("cannot open the database {}: {e}", cli.db.display()))?;
+    let desk = Arc::new(Desk::new(store));
+    let mut server = desk.server().allow(&cli.allow);
+    if let Some(path) = &cli.receipts {
+        let sink = JsonLinesSink::create(path)
+            .map_err(|e| format!("cannot open the receipts file {}: {e}", path.display()))?;
+        server = server.receipt_sink(sink);
+    }
+    let server = server.build()?;
+    desk.publish_to(server.resource_updates().clone());
+    let database = cli.db.display();
+    match cli.http {
+        // One client on one pipe: a current-thread runtime is enough. SQLite work
+        // runs on the writer thread and the blocking pool either way.
+        None => {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()?;
+            eprintln!("support-desk: serving MCP 2026-07-28 on stdin/stdout (database {database})");
+            runtime.block_on(server.serve_stdio())?;
+        }
+        Some(address) => {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()?;
+            runtime.block_on(serve_http(server, address, &database.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+async fn serve_http(
+    server: Server,
+    address: SocketAddr,
+    database: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|e| format!("cannot listen on {address}: {e}"))?;
+    let local = listener.local_addr()?;
+    // Refuses a non-loopback address: this server has no authentication.
+    let mcp = HttpServer::new(server).bind_address(local).into_router()?;
+    let app = axum::Router::new().nest("/mcp", mcp);
+    eprintln!("support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database})");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

@@ -1,0 +1,5 @@
+//! The support-desk server end to end, as a real process over stdio and HTTP.
+
+mod http;
+mod stdio;
+mod support;
