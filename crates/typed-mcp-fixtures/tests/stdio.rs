@@ -846,3 +846,37 @@ fn a_call_with_an_integer_id_wider_than_64_bits_can_be_cancelled() {
     );
     assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
 }
+
+#[test]
+fn receipts_file_has_only_whole_lines_after_a_kill() {
+    let dir = std::env::temp_dir().join(format!("typed-mcp-receipts-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("receipts.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let mut fx = Fixture::spawn(&["--receipts", path.to_str().unwrap()]);
+    // A steady stream of calls, some with long text, so the kill lands while
+    // receipts are being written.
+    for id in 1..=5000i64 {
+        let text = "x".repeat((id % 7 * 300) as usize);
+        fx.send(tool_call_line(id, "echo", json!({ "text": text })));
+    }
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::fs::metadata(&path).map_or(0, |m| m.len()) < 100_000 {
+        assert!(Instant::now() < deadline, "receipts were written");
+        thread::sleep(Duration::from_millis(5));
+    }
+    fx.child.kill().expect("SIGKILL the fixture");
+    fx.child.wait().unwrap();
+    let written = std::fs::read_to_string(&path).unwrap();
+    assert!(written.ends_with('\n'), "the last line is whole");
+    let mut count = 0;
+    for line in written.lines() {
+        let receipt: typed_mcp::receipt::Receipt =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        assert_eq!(receipt.method, "tools/call");
+        assert_eq!(receipt.name, "echo");
+        count += 1;
+    }
+    assert!(count > 100, "{count} receipts");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -14,7 +14,8 @@
 //!   `ToolContext::is_cancelled`, reports it on stderr and then returns a
 //!   result, which the server must not send.
 //!
-//! Flags: `--max-concurrent N`, `--max-message-bytes N`, `--max-depth N`.
+//! Flags: `--max-concurrent N`, `--max-message-bytes N`, `--max-depth N`,
+//! `--receipts PATH` (receipts appended to a JSON Lines file).
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -193,8 +194,7 @@ fn child_stdin_kind() -> ToolDecl {
         })
 }
 
-const USAGE: &str =
-    "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N]";
+const USAGE: &str = "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N] [--receipts PATH]";
 
 fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
     let mut args = std::env::args().skip(1);
@@ -207,6 +207,15 @@ fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
                 .parse()
                 .map_err(|e| format!("{flag} {value}: {e}\n{USAGE}"))
         };
+        if flag == "--receipts" {
+            let path = args
+                .next()
+                .ok_or_else(|| format!("{flag} needs a path\n{USAGE}"))?;
+            let sink = typed_mcp::receipt::JsonLinesSink::create(&path)
+                .map_err(|e| format!("cannot open {path}: {e}"))?;
+            builder = builder.receipt_sink(sink);
+            continue;
+        }
         builder = match flag.as_str() {
             "--max-concurrent" => builder.max_concurrent(number()?),
             "--max-message-bytes" => builder.max_message_bytes(number()?),
