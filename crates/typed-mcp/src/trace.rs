@@ -469,32 +469,27 @@ fn valid_tracestate_value(value: &str) -> bool {
 /// not secret, so if the OS generator fails a hash of the time, the process
 /// and a counter stands in rather than failing the request.
 fn random_trace_id() -> TraceId {
-    use chacha20poly1305::aead::OsRng;
-    use chacha20poly1305::aead::rand_core::RngCore;
-
-    let mut bytes = [0u8; 16];
-    if OsRng.try_fill_bytes(&mut bytes).is_err() {
-        bytes = fallback_random();
-    }
-    TraceId::from_bytes(bytes).unwrap_or(TraceId([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]))
-}
-
-fn fallback_random() -> [u8; 16] {
-    use sha2::{Digest, Sha256};
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
+
+    // A keyed PRF over a counter: unpredictable without the per-process key
+    // (std's randomly keyed SipHash), unique per call, and without a system
+    // call per request (the OS random source is read once, for the key).
+    static KEY: OnceLock<std::hash::RandomState> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let mut hasher = Sha256::new();
-    hasher.update(now.to_le_bytes());
-    hasher.update(std::process::id().to_le_bytes());
-    hasher.update(COUNTER.fetch_add(1, Ordering::Relaxed).to_le_bytes());
-    let digest = hasher.finalize();
-    let mut out = [0u8; 16];
-    out.copy_from_slice(&digest[..16]);
-    out
+    let key = KEY.get_or_init(std::hash::RandomState::new);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let half = |lane: u64| {
+        let mut h = key.build_hasher();
+        h.write_u64(n);
+        h.write_u64(lane);
+        h.finish().to_be_bytes()
+    };
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&half(0));
+    bytes[8..].copy_from_slice(&half(1));
+    TraceId::from_bytes(bytes).unwrap_or(TraceId([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]))
 }
 
 /// Opens the span one request runs in (see the [module docs](self) for its
