@@ -74,3 +74,82 @@ async fn without_a_requirement_there_may_be_no_principal() {
     let reply = client.send(&Req::call("whoami", json!({}))).await;
     assert_eq!(reply.json()["result"]["content"][0]["text"], "nobody");
 }
+
+const DESK_ADMIN: typed_mcp::Capability =
+    typed_mcp::Capability::new("desk.admin", "Administer the support desk");
+
+/// A server whose `purge` tool needs `desk.admin`, granted to alice only, and
+/// which hides what a caller may not use.
+fn governed(receipts: typed_mcp::receipt::MemorySink) -> axum::Router {
+    let server = Server::new("governed", "0.1.0")
+        .tool(
+            ToolDecl::builder("purge")
+                .description("Purge closed tickets.")
+                .requires(DESK_ADMIN)
+                .handler(|_, _| async { Ok(CallToolResult::text("purged")) }),
+        )
+        .tool(
+            ToolDecl::builder("whoami")
+                .description("Name the caller.")
+                .handler(|_, ctx| async move {
+                    let who = ctx.principal().map_or("nobody", Principal::id).to_owned();
+                    Ok(CallToolResult::text(who))
+                }),
+        )
+        .grant_policy(|p| match p.map(Principal::id) {
+            Some("alice") => vec![DESK_ADMIN],
+            _ => vec![],
+        })
+        .hide_ungranted(true)
+        .receipt_sink(receipts)
+        .build()
+        .unwrap();
+    typed_mcp_http::HttpServer::new(server)
+        .into_router()
+        .unwrap()
+        .layer(middleware::from_fn(authenticate))
+}
+
+#[tokio::test]
+async fn capabilities_follow_the_principal_over_http() {
+    let receipts = typed_mcp::receipt::MemorySink::new();
+    let client = Client::new(serve(governed(receipts.clone())).await, "/");
+    let as_user = |req: Req, who: &str| req.header("authorization", &format!("Bearer {who}"));
+    let list = Req::rpc("tools/list", json!({}));
+
+    let alice = client.send(&as_user(list.clone(), "alice")).await.json();
+    let names: Vec<&str> = alice["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["purge", "whoami"]);
+    assert_eq!(alice["result"]["cacheScope"], "private");
+    let bob = client.send(&as_user(list, "bob")).await.json();
+    assert_eq!(bob["result"]["tools"].as_array().unwrap().len(), 1);
+    assert_eq!(bob["result"]["cacheScope"], "private");
+
+    let refused = client
+        .send(&as_user(Req::call("purge", json!({})), "bob"))
+        .await
+        .json();
+    assert_eq!(refused["result"]["isError"], true);
+    let allowed = client
+        .send(&as_user(Req::call("purge", json!({})), "alice"))
+        .await
+        .json();
+    assert_eq!(allowed["result"]["content"][0]["text"], "purged");
+    let outcomes: Vec<(Option<String>, &'static str)> = receipts
+        .take()
+        .into_iter()
+        .map(|r| (r.principal, r.outcome.kind()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (Some("bob".to_owned()), "refused"),
+            (Some("alice".to_owned()), "completed")
+        ]
+    );
+}
