@@ -1,0 +1,106 @@
+//! What can go wrong between the CLI and a server, worded for the person
+//! debugging it.
+
+use serde_json::Value;
+
+/// A failure to get an answer, or an answer that is an error.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The command line is wrong.
+    #[error("{0}")]
+    Usage(String),
+    /// The server program could not be started.
+    #[error("cannot start the server {command:?}: {reason}")]
+    Spawn {
+        /// The program.
+        command: String,
+        /// Why, with a hint.
+        reason: String,
+    },
+    /// Nothing answers at the URL.
+    #[error("cannot reach {url}: {reason}")]
+    Connect {
+        /// The endpoint.
+        url: String,
+        /// Why, with a hint.
+        reason: String,
+    },
+    /// The server said something that is not MCP.
+    #[error("{what}{}", stderr_tail(.stderr))]
+    NotMcp {
+        /// What was wrong.
+        what: String,
+        /// The end of the server's stderr (stdio only).
+        stderr: String,
+    },
+    /// The stdio server ended before it answered.
+    #[error("the server exited ({status}) before answering {method}{}", stderr_tail(.stderr))]
+    Exited {
+        /// The request that went unanswered.
+        method: String,
+        /// How it ended.
+        status: String,
+        /// The end of its stderr.
+        stderr: String,
+    },
+    /// No answer in time.
+    #[error("{method}: no answer within {seconds} s (raise it with --timeout){}", stderr_tail(.stderr))]
+    Timeout {
+        /// The request.
+        method: String,
+        /// The limit.
+        seconds: f64,
+        /// The end of the server's stderr (stdio only).
+        stderr: String,
+    },
+    /// The server answered with a JSON-RPC error.
+    #[error("{method}: JSON-RPC error {code}: {message}{}", data_suffix(.data))]
+    Rpc {
+        /// The request.
+        method: String,
+        /// The error code.
+        code: i64,
+        /// The message.
+        message: String,
+        /// The error's data, if any.
+        data: Option<Value>,
+    },
+    /// An I/O error talking to the server.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl ClientError {
+    /// True when the server answered, with an error (as opposed to no answer).
+    pub fn is_answer(&self) -> bool {
+        matches!(self, ClientError::Rpc { .. })
+    }
+}
+
+fn stderr_tail(stderr: &str) -> String {
+    let stderr = stderr.trim_end();
+    if stderr.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<&str> = stderr.lines().collect();
+    let tail = &lines[lines.len().saturating_sub(10)..];
+    format!("\nthe server's stderr ended with:\n  {}", tail.join("\n  "))
+}
+
+fn data_suffix(data: &Option<Value>) -> String {
+    match data {
+        None | Some(Value::Null) => String::new(),
+        Some(data) => format!(" (data: {data})"),
+    }
+}
+
+/// Any failure of a command.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// Talking to the server.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The lock file.
+    #[error(transparent)]
+    Lock(#[from] crate::lock::LockError),
+}

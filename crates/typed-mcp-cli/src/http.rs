@@ -1,0 +1,343 @@
+//! The Streamable HTTP transport: one POST per request, with the standard
+//! headers the 2026-07-28 revision requires; the answer is read whether the
+//! server sends `application/json` or a `text/event-stream`.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderName, HeaderValue, Request, StatusCode, Uri};
+use http_body_util::{BodyExt as _, Full};
+use hyper_util::client::legacy::Client as HyperClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+
+use crate::error::ClientError;
+use crate::stdio::snippet;
+
+/// A Streamable HTTP endpoint.
+#[derive(Debug)]
+pub struct HttpTransport {
+    url: String,
+    uri: Uri,
+    client: HyperClient<HttpConnector, Full<Bytes>>,
+}
+
+impl HttpTransport {
+    /// A transport for this `http://` URL.
+    pub fn new(url: &str) -> Result<HttpTransport, ClientError> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| ClientError::Usage(format!("{url} is not a valid URL: {e}")))?;
+        if uri.host().is_none() {
+            return Err(ClientError::Usage(format!("{url} has no host")));
+        }
+        Ok(HttpTransport {
+            url: url.to_owned(),
+            uri,
+            client: HyperClient::builder(TokioExecutor::new()).build_http(),
+        })
+    }
+
+    /// POSTs one message with these headers (beyond `Content-Type` and
+    /// `Accept`) and returns the response to `id`.
+    pub async fn exchange(
+        &self,
+        message: Vec<u8>,
+        headers: &[(String, String)],
+        id: &Value,
+    ) -> Result<Value, ClientError> {
+        let mut request = Request::post(self.uri.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .header(ACCEPT, "application/json, text/event-stream");
+        for (name, value) in headers {
+            let name = HeaderName::from_bytes(name.as_bytes())
+                .map_err(|e| ClientError::Usage(format!("header name {name:?}: {e}")))?;
+            let value = HeaderValue::from_str(value)
+                .map_err(|e| ClientError::Usage(format!("header {name}: {value:?}: {e}")))?;
+            request = request.header(name, value);
+        }
+        let request = request
+            .body(Full::new(Bytes::from(message)))
+            .map_err(|e| ClientError::Usage(format!("cannot build the request: {e}")))?;
+        let response = self.client.request(request).await.map_err(|e| {
+            // The chain's innermost causes say what happened ("Connection refused").
+            let mut reason = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                reason.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            if e.is_connect() {
+                reason.push_str(" (is the server running at this address?)");
+            }
+            ClientError::Connect {
+                url: self.url.clone(),
+                reason,
+            }
+        })?;
+        let status = response.status();
+        let content_type = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let mut body = response.into_body();
+
+        if content_type.starts_with("text/event-stream") {
+            let mut events = SseParser::default();
+            while let Some(frame) = body.frame().await {
+                let frame = frame.map_err(|e| {
+                    ClientError::Io(format!("reading the event stream from {}: {e}", self.url))
+                })?;
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                for event in events.push(&data) {
+                    let message = self.parse_message(status, &event)?;
+                    if is_answer_to(&message, id) {
+                        // Dropping the body closes the stream: the answer is final.
+                        return Ok(message);
+                    }
+                }
+            }
+            return Err(ClientError::NotMcp {
+                what: format!(
+                    "{}: the event stream ended without an answer to request {id}",
+                    self.url
+                ),
+                stderr: String::new(),
+            });
+        }
+
+        let bytes = body
+            .collect()
+            .await
+            .map_err(|e| ClientError::Io(format!("reading the answer from {}: {e}", self.url)))?
+            .to_bytes();
+        if content_type.starts_with("application/json") {
+            let message = self.parse_message(status, &bytes)?;
+            if is_answer_to(&message, id) {
+                return Ok(message);
+            }
+            return Err(ClientError::NotMcp {
+                what: format!(
+                    "{}: HTTP {status} with a JSON body that does not answer request {id}: {}",
+                    self.url,
+                    snippet(&String::from_utf8_lossy(&bytes))
+                ),
+                stderr: String::new(),
+            });
+        }
+        let hint = if status == StatusCode::NOT_FOUND {
+            " — nothing is served at this path (typed-mcp servers usually serve /mcp)"
+        } else {
+            ""
+        };
+        let shown = if bytes.is_empty() {
+            "an empty body".to_owned()
+        } else if content_type.is_empty() {
+            format!(
+                "a body with no content type: {}",
+                snippet(&String::from_utf8_lossy(&bytes))
+            )
+        } else {
+            format!(
+                "{content_type}: {}",
+                snippet(&String::from_utf8_lossy(&bytes))
+            )
+        };
+        Err(ClientError::NotMcp {
+            what: format!(
+                "{} did not answer as an MCP server: HTTP {status} with {shown}{hint}",
+                self.url
+            ),
+            stderr: String::new(),
+        })
+    }
+
+    fn parse_message(&self, status: StatusCode, bytes: &[u8]) -> Result<Value, ClientError> {
+        let message: Value = serde_json::from_slice(bytes).map_err(|_| ClientError::NotMcp {
+            what: format!(
+                "{}: HTTP {status} with a body that is not JSON: {}",
+                self.url,
+                snippet(&String::from_utf8_lossy(bytes))
+            ),
+            stderr: String::new(),
+        })?;
+        if message.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return Err(ClientError::NotMcp {
+                what: format!(
+                    "{}: HTTP {status} with JSON that is not a JSON-RPC 2.0 message: {}",
+                    self.url,
+                    snippet(&String::from_utf8_lossy(bytes))
+                ),
+                stderr: String::new(),
+            });
+        }
+        Ok(message)
+    }
+}
+
+/// A result or error for `id`, or an error with no readable id (the server
+/// could not tell which request it answers).
+fn is_answer_to(message: &Value, id: &Value) -> bool {
+    match message.get("id") {
+        Some(got) if got == id => message.get("result").is_some() || message.get("error").is_some(),
+        None | Some(Value::Null) => message.get("error").is_some(),
+        Some(_) => false,
+    }
+}
+
+/// Splits a `text/event-stream` body into the `data` of each event.
+#[derive(Debug, Default)]
+struct SseParser {
+    buffer: BytesMut,
+    data: Vec<u8>,
+    has_data: bool,
+}
+
+impl SseParser {
+    /// Adds bytes; returns the data of every event they complete.
+    fn push(&mut self, bytes: &[u8]) -> Vec<Vec<u8>> {
+        self.buffer.extend_from_slice(bytes);
+        let mut events = Vec::new();
+        while let Some(end) = self.buffer.iter().position(|b| *b == b'\n') {
+            let line = self.buffer.split_to(end + 1);
+            let mut line = &line[..end];
+            if line.last() == Some(&b'\r') {
+                line = &line[..line.len() - 1];
+            }
+            if line.is_empty() {
+                // A blank line ends the event.
+                if self.has_data {
+                    events.push(std::mem::take(&mut self.data));
+                    self.has_data = false;
+                }
+                continue;
+            }
+            if line.starts_with(b":") {
+                continue; // a comment (keep-alive)
+            }
+            let (field, value) = match line.iter().position(|b| *b == b':') {
+                Some(i) => {
+                    let value = &line[i + 1..];
+                    (&line[..i], value.strip_prefix(b" ").unwrap_or(value))
+                }
+                None => (line, &[][..]),
+            };
+            if field == b"data" {
+                if self.has_data {
+                    self.data.push(b'\n');
+                }
+                self.data.extend_from_slice(value);
+                self.has_data = true;
+            }
+        }
+        events
+    }
+}
+
+/// A header value as the 2026-07-28 revision encodes it: as is when it is
+/// plain visible ASCII, otherwise `=?base64?<base64 of the UTF-8 bytes>?=`.
+pub fn header_value(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text.bytes().all(|b| (0x20..0x7f).contains(&b))
+        && !text.starts_with([' ', '\t'])
+        && !text.ends_with([' ', '\t'])
+        && !(text.starts_with("=?base64?") && text.ends_with("?="));
+    if plain || text.is_empty() {
+        text.to_owned()
+    } else {
+        format!("=?base64?{}?=", STANDARD.encode(text.as_bytes()))
+    }
+}
+
+/// The `Mcp-Param-*` headers a `tools/call` with these arguments needs: one per
+/// `x-mcp-header` property of the input schema (reached through `properties`
+/// alone) whose argument is present and not `null`.
+pub fn param_headers(input_schema: &Value, arguments: &Value) -> Vec<(String, String)> {
+    let mut headers = Vec::new();
+    collect_param_headers(input_schema, Some(arguments), &mut headers);
+    headers
+}
+
+fn collect_param_headers(schema: &Value, value: Option<&Value>, out: &mut Vec<(String, String)>) {
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    for (key, prop) in props {
+        let arg = value.and_then(|v| v.get(key));
+        if let (Some(name), Some(arg)) = (prop.get("x-mcp-header").and_then(Value::as_str), arg) {
+            let text = match arg {
+                Value::String(s) => Some(s.clone()),
+                Value::Bool(b) => Some(b.to_string()),
+                Value::Number(n) => Some(n.to_string()),
+                _ => None,
+            };
+            if let Some(text) = text {
+                out.push((format!("Mcp-Param-{name}"), header_value(&text)));
+            }
+        }
+        collect_param_headers(prop, arg, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn sse_events_are_split_and_joined() {
+        let mut parser = SseParser::default();
+        assert!(
+            parser
+                .push(b": keep-alive\n\nevent: message\ndata: {\"a\"")
+                .is_empty()
+        );
+        let events = parser.push(b":1}\r\n\r\ndata: x\ndata:y\n\n");
+        assert_eq!(events, vec![b"{\"a\":1}".to_vec(), b"x\ny".to_vec()]);
+    }
+
+    #[test]
+    fn header_values_use_the_base64_sentinel_when_needed() {
+        assert_eq!(header_value("add"), "add");
+        assert_eq!(
+            header_value("quickstart://greeting/Ada"),
+            "quickstart://greeting/Ada"
+        );
+        assert_eq!(header_value("café"), "=?base64?Y2Fmw6k=?=");
+        assert_eq!(header_value(" x"), "=?base64?IHg=?=");
+        assert_eq!(header_value("a\tb"), "=?base64?YQli?=");
+        assert_eq!(
+            header_value("=?base64?eA==?="),
+            "=?base64?PT9iYXNlNjQ/ZUE9PT89?="
+        );
+    }
+
+    #[test]
+    fn param_headers_follow_x_mcp_header() {
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "opts": {"type": "object", "properties": {"fast": {"type": "boolean", "x-mcp-header": "Fast"}}},
+            "plain": {"type": "string"}
+        }});
+        let headers = param_headers(
+            &schema,
+            &json!({"region": "eu-west", "n": 3, "opts": {"fast": true}, "plain": "x"}),
+        );
+        assert_eq!(
+            headers,
+            [
+                ("Mcp-Param-Region".to_owned(), "eu-west".to_owned()),
+                ("Mcp-Param-N".to_owned(), "3".to_owned()),
+                ("Mcp-Param-Fast".to_owned(), "true".to_owned()),
+            ]
+        );
+        assert!(param_headers(&schema, &json!({"region": null})).is_empty());
+    }
+}

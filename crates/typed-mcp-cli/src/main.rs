@@ -1,0 +1,354 @@
+//! `typed-mcp`: a command-line client for MCP 2026-07-28 servers, the
+//! `mcp.lock` of a server's declarations, and the same commands served as an
+//! MCP server.
+//!
+//! Exit status: 0 on success; 1 when the server answered with an error (a
+//! JSON-RPC error, a tool's `isError`) or `lock --check` found changes; 2 when
+//! no answer could be had (a wrong command line, a server that cannot be
+//! started or reached, output that is not MCP, a timeout, an unusable lock file).
+
+#![forbid(unsafe_code)]
+
+mod args;
+mod client;
+mod error;
+mod http;
+mod lock;
+mod mcp;
+mod show;
+mod stdio;
+mod target;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use serde_json::{Value, json};
+
+use crate::client::Client;
+use crate::error::{CliError, ClientError};
+use crate::lock::{Lock, LockError, diff};
+use crate::mcp::ListKind;
+use crate::target::Target;
+
+const AFTER_HELP: &str = "\
+The server comes last, after `--`: a Streamable HTTP URL, or a command that
+serves MCP over stdio (it is started, and stopped when done):
+
+  typed-mcp discover -- http://127.0.0.1:8000/mcp
+  typed-mcp list tools -- cargo run -q --example quickstart
+  typed-mcp call add a=2 b=3 -- http://127.0.0.1:8000/mcp
+  typed-mcp read quickstart://greeting/Ada -- ./target/debug/examples/quickstart
+  typed-mcp lock --check -- ./target/debug/my-server
+
+Exit status: 0 success; 1 the server answered with an error, or `lock --check`
+found changes; 2 no answer (bad usage, server not found or unreachable, output
+that is not MCP, timeout, unusable lock file).";
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "typed-mcp",
+    version,
+    about = "Talk to MCP (2026-07-28) servers over stdio or Streamable HTTP, and lock their declarations.",
+    after_help = AFTER_HELP
+)]
+struct Cli {
+    /// Print results as JSON, as the server sent them (lists: every page's items).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Seconds to wait for each answer.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30.0)]
+    timeout: f64,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Args)]
+struct Server {
+    /// The server: an http:// URL, or a command and its arguments (stdio).
+    #[arg(last = true, required = true, value_name = "SERVER")]
+    server: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show what the server is: name, version, protocol versions, capabilities.
+    Discover {
+        #[command(flatten)]
+        server: Server,
+    },
+    /// List tools (the default), prompts, resources or resource templates.
+    List {
+        /// What to list.
+        #[arg(value_enum, default_value_t = ListKind::Tools)]
+        kind: ListKind,
+        #[command(flatten)]
+        server: Server,
+    },
+    /// Call a tool: `call NAME key=value...` or `call NAME --args '{...}'`.
+    Call {
+        /// The tool's name.
+        name: String,
+        /// The arguments as one JSON object (key=value words override its members).
+        #[arg(long, value_name = "JSON")]
+        args: Option<String>,
+        /// Arguments as key=value; a value is JSON (n=3, on=true, tags=["a"]) unless
+        /// the tool's schema says the argument is a string.
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+        #[command(flatten)]
+        server: Server,
+    },
+    /// Read a resource.
+    Read {
+        /// The resource's URI.
+        uri: String,
+        #[command(flatten)]
+        server: Server,
+    },
+    /// Get a prompt: `prompt NAME key=value...` (every value is a string).
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// Arguments as key=value.
+        #[arg(value_name = "KEY=VALUE")]
+        pairs: Vec<String>,
+        #[command(flatten)]
+        server: Server,
+    },
+    /// Write the lock file of the server's tools, prompts and resources, or
+    /// with --check compare the served catalog with it.
+    Lock {
+        /// Compare instead of writing: exit 1 and show each change when they differ.
+        #[arg(long)]
+        check: bool,
+        /// The lock file.
+        #[arg(long, value_name = "PATH", default_value = "mcp.lock")]
+        lock: PathBuf,
+        #[command(flatten)]
+        server: Server,
+    },
+    /// Serve these commands over stdio as an MCP server (for AI agents).
+    Mcp,
+}
+
+/// How a command ended, beyond success.
+enum Outcome {
+    Success,
+    /// The server answered with an error, or the lock differs.
+    Refused,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("typed-mcp: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Command::Mcp = cli.command {
+        return match runtime.block_on(mcp::serve()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("typed-mcp mcp: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    match runtime.block_on(run(cli)) {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Refused) => ExitCode::from(1),
+        Err(CliError::Client(e)) if e.is_answer() => {
+            eprintln!("typed-mcp: {e}");
+            ExitCode::from(1)
+        }
+        Err(e) => {
+            eprintln!("typed-mcp: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn timeout(seconds: f64) -> Result<Duration, ClientError> {
+    Duration::try_from_secs_f64(seconds)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| {
+            ClientError::Usage(format!(
+                "--timeout {seconds}: expected a positive number of seconds"
+            ))
+        })
+}
+
+fn print_json(value: &Value) {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
+    );
+}
+
+async fn run(cli: Cli) -> Result<Outcome, CliError> {
+    let timeout = timeout(cli.timeout)?;
+    let json = cli.json;
+    match cli.command {
+        Command::Discover { server } => {
+            with_client(&server, timeout, async |client| {
+                let result = client.discover().await?;
+                emit(json, &result, show::discover);
+                Ok(Outcome::Success)
+            })
+            .await
+        }
+        Command::List { kind, server } => {
+            with_client(&server, timeout, async |client| {
+                let (method, field) = kind.method();
+                let items = client.list_all(method, field).await?;
+                if json {
+                    print_json(&json!({ field: items }));
+                } else {
+                    print!("{}", kind.show(&items));
+                }
+                Ok(Outcome::Success)
+            })
+            .await
+        }
+        Command::Call {
+            name,
+            args,
+            pairs,
+            server,
+        } => {
+            with_client(&server, timeout, async |client| {
+                // The schema tells which key=value words are strings; looking
+                // the tool up also names the tools there are when it is absent.
+                let tool = client.tool(&name).await?;
+                let arguments =
+                    args::tool_arguments(args.as_deref(), &pairs, tool.get("inputSchema"))?;
+                let result = client.call_tool(&name, arguments).await?;
+                emit(json, &result, show::call);
+                Ok(if result["isError"] == Value::Bool(true) {
+                    Outcome::Refused
+                } else {
+                    Outcome::Success
+                })
+            })
+            .await
+        }
+        Command::Read { uri, server } => {
+            with_client(&server, timeout, async |client| {
+                let result = client.read_resource(&uri).await?;
+                emit(json, &result, show::read);
+                Ok(Outcome::Success)
+            })
+            .await
+        }
+        Command::Prompt {
+            name,
+            pairs,
+            server,
+        } => {
+            let arguments = args::prompt_arguments(&pairs)?;
+            with_client(&server, timeout, async |client| {
+                let result = client.get_prompt(&name, arguments).await?;
+                emit(json, &result, show::prompt);
+                Ok(Outcome::Success)
+            })
+            .await
+        }
+        Command::Lock {
+            check,
+            lock,
+            server,
+        } => run_lock(check, &lock, &server, timeout, json).await,
+        Command::Mcp => unreachable!("served before the runtime runs commands"),
+    }
+}
+
+fn emit(json: bool, result: &Value, readable: fn(&Value) -> String) {
+    if json {
+        print_json(result);
+    } else {
+        print!("{}", readable(result));
+    }
+}
+
+async fn with_client<T>(
+    server: &Server,
+    timeout: Duration,
+    work: impl AsyncFnOnce(&mut Client) -> Result<T, CliError>,
+) -> Result<T, CliError> {
+    let target = Target::parse(&server.server)?;
+    let mut client = Client::connect(&target, timeout)?;
+    let result = work(&mut client).await;
+    client.close().await;
+    result
+}
+
+async fn run_lock(
+    check: bool,
+    path: &Path,
+    server: &Server,
+    timeout: Duration,
+    json: bool,
+) -> Result<Outcome, CliError> {
+    // A check needs the lock: refuse before starting the server.
+    let locked = if check {
+        Some(Lock::read(path)?)
+    } else {
+        match Lock::read(path) {
+            Ok(lock) => Some(lock),
+            // Rewriting a missing or broken lock is what `lock` is for.
+            Err(LockError::Missing { .. } | LockError::Invalid { .. }) => None,
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let catalog = with_client(server, timeout, async |client| Ok(client.catalog().await?)).await?;
+    let served = Lock::of(&catalog)?;
+    let changes = locked
+        .as_ref()
+        .map(|locked| diff(locked, &served))
+        .unwrap_or_default();
+    if check {
+        if json {
+            print_json(&json!({
+                "lock": path.display().to_string(),
+                "upToDate": changes.is_empty(),
+                "changes": changes,
+            }));
+        } else {
+            // Differences too go to stdout: they are the command's output.
+            print!("{}", lock::report(path, &changes));
+        }
+        return Ok(if changes.is_empty() {
+            Outcome::Success
+        } else {
+            Outcome::Refused
+        });
+    }
+    let unchanged = locked.as_ref() == Some(&served)
+        && std::fs::read_to_string(path).is_ok_and(|text| text == served.to_toml());
+    if !unchanged {
+        served.write(path)?;
+    }
+    if json {
+        print_json(&json!({
+            "lock": path.display().to_string(),
+            "written": !unchanged,
+            "changes": changes,
+        }));
+    } else if unchanged {
+        println!("{} is up to date ({})", path.display(), served.summary());
+    } else {
+        println!("wrote {} ({})", path.display(), served.summary());
+        for change in &changes {
+            println!("  {}", change.to_string().replace('\n', "\n  "));
+        }
+    }
+    Ok(Outcome::Success)
+}
