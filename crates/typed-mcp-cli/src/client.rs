@@ -123,7 +123,7 @@ impl Client {
                     .and_then(Value::as_str)
                     .unwrap_or("(no message)")
                     .to_owned(),
-                data: error.get("data").cloned(),
+                data: error.get("data").cloned().map(Box::new),
             });
         }
         match response.get("result") {

@@ -62,8 +62,8 @@ pub enum ClientError {
         code: i64,
         /// The message.
         message: String,
-        /// The error's data, if any.
-        data: Option<Value>,
+        /// The error's data, if any (boxed: the error stays small).
+        data: Option<Box<Value>>,
     },
     /// An I/O error talking to the server.
     #[error("{0}")]
@@ -87,8 +87,8 @@ fn stderr_tail(stderr: &str) -> String {
     format!("\nthe server's stderr ended with:\n  {}", tail.join("\n  "))
 }
 
-fn data_suffix(data: &Option<Value>) -> String {
-    match data {
+fn data_suffix(data: &Option<Box<Value>>) -> String {
+    match data.as_deref() {
         None | Some(Value::Null) => String::new(),
         Some(data) => format!(" (data: {data})"),
     }

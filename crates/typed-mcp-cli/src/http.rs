@@ -243,12 +243,10 @@ impl SseParser {
 /// A header value as the 2026-07-28 revision encodes it: as is when it is
 /// plain visible ASCII, otherwise `=?base64?<base64 of the UTF-8 bytes>?=`.
 pub fn header_value(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text.bytes().all(|b| (0x20..0x7f).contains(&b))
-        && !text.starts_with([' ', '\t'])
-        && !text.ends_with([' ', '\t'])
-        && !(text.starts_with("=?base64?") && text.ends_with("?="));
-    if plain || text.is_empty() {
+    let visible_ascii = text.bytes().all(|b| (0x20..0x7f).contains(&b));
+    let padded = text.starts_with([' ', '\t']) || text.ends_with([' ', '\t']);
+    let sentinel_like = text.starts_with("=?base64?") && text.ends_with("?=");
+    if visible_ascii && !padded && !sentinel_like {
         text.to_owned()
     } else {
         format!("=?base64?{}?=", STANDARD.encode(text.as_bytes()))

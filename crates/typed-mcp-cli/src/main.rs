@@ -7,6 +7,7 @@
 //! no answer could be had (a wrong command line, a server that cannot be
 //! started or reached, output that is not MCP, a timeout, an unusable lock file).
 
+#![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod args;
