@@ -1,5 +1,5 @@
-//! A stdio MCP server for the tests of `typed-mcp lock`: two tools, a prompt, a
-//! resource and a resource template. `LOCK_FIXTURE_VARIANT` picks which
+//! A stdio MCP server for the tests of `typed-mcp lock`: three tools (one sends
+//! progress and log notifications), a prompt, a resource and a resource template. `LOCK_FIXTURE_VARIANT` picks which
 //! declaration of the `search` tool is served, so a test can change exactly one
 //! doc comment between two runs:
 //!
@@ -15,7 +15,8 @@
 
 use std::process::ExitCode;
 
-use typed_mcp::{Server, prompt, prompts, resource, resources, tool, tools};
+use typed_mcp::wire::LoggingLevel;
+use typed_mcp::{Server, ToolContext, prompt, prompts, resource, resources, tool, tools};
 
 /// Find tickets whose text matches a query.
 ///
@@ -57,6 +58,20 @@ fn add(a: i64, b: i64) -> i64 {
     a.saturating_add(b)
 }
 
+/// Count from 1, reporting progress at each step and logging when done.
+///
+/// # Arguments
+/// * `to` - Where to stop (at most 10).
+#[tool(read_only)]
+async fn count(ctx: ToolContext, to: u8) -> u8 {
+    let to = to.min(10);
+    for step in 1..=to {
+        ctx.progress(f64::from(step), Some(f64::from(to)), Some("counting"));
+    }
+    ctx.log(LoggingLevel::Info, format!("counted to {to}"));
+    to
+}
+
 /// What this fixture is.
 #[resource(uri = "fixture://readme", mime_type = "text/plain")]
 fn readme() -> String {
@@ -84,9 +99,9 @@ fn triage(ticket_id: String) -> String {
 fn main() -> ExitCode {
     let variant = std::env::var("LOCK_FIXTURE_VARIANT").unwrap_or_default();
     let served = match variant.as_str() {
-        "" => tools![search, add],
-        "description" => tools![search_rewritten, add],
-        "argument" => tools![search_reargued, add],
+        "" => tools![search, add, count],
+        "description" => tools![search_rewritten, add, count],
+        "argument" => tools![search_reargued, add, count],
         other => {
             eprintln!("lock_fixture: unknown LOCK_FIXTURE_VARIANT {other:?}");
             return ExitCode::FAILURE;

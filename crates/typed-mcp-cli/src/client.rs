@@ -24,12 +24,30 @@ enum Transport {
     Stdio(StdioTransport),
 }
 
+/// What a request asks the server to send before its answer; what arrives is
+/// printed to stderr.
+#[derive(Debug, Clone, Default)]
+pub struct Notifications {
+    /// Ask for `notifications/progress` (a `progressToken` in `_meta`; over HTTP
+    /// the answer then comes as an event stream).
+    pub progress: bool,
+    /// Ask for `notifications/message` at this level and above.
+    pub log_level: Option<String>,
+}
+
+impl Notifications {
+    fn wanted(&self) -> bool {
+        self.progress || self.log_level.is_some()
+    }
+}
+
 /// A client connected to one server.
 #[derive(Debug)]
 pub struct Client {
     transport: Transport,
     next_id: i64,
     timeout: Duration,
+    notifications: Notifications,
     tools: Option<Vec<Value>>,
 }
 
@@ -44,8 +62,15 @@ impl Client {
             transport,
             next_id: 1,
             timeout,
+            notifications: Notifications::default(),
             tools: None,
         })
+    }
+
+    /// Asks for these notifications on every request from now on.
+    pub fn with_notifications(mut self, notifications: Notifications) -> Client {
+        self.notifications = notifications;
+        self
     }
 
     /// The `_meta` envelope of every request.
@@ -77,7 +102,18 @@ impl Client {
     ) -> Result<Value, ClientError> {
         let id = json!(self.next_id);
         self.next_id += 1;
-        params.insert("_meta".into(), Value::Object(Self::envelope()));
+        let mut meta = Self::envelope();
+        if self.notifications.progress {
+            meta.insert(
+                meta_keys::PROGRESS_TOKEN.into(),
+                json!(format!("typed-mcp-{id}")),
+            );
+        }
+        if let Some(level) = &self.notifications.log_level {
+            meta.insert(meta_keys::LOG_LEVEL.into(), json!(level));
+        }
+        params.insert("_meta".into(), Value::Object(meta));
+        let show = self.notifications.wanted();
         let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
         let bytes = serde_json::to_vec(&message).expect("a Value serializes");
         let exchange = async {
@@ -99,9 +135,9 @@ impl Client {
                         standard.push(("Mcp-Name".to_owned(), header_value(name)));
                     }
                     standard.append(&mut headers);
-                    http.exchange(bytes, &standard, &id).await
+                    http.exchange(bytes, &standard, &id, show).await
                 }
-                Transport::Stdio(stdio) => stdio.exchange(&bytes, &id, method).await,
+                Transport::Stdio(stdio) => stdio.exchange(&bytes, &id, method, show).await,
             }
         };
         let response = match tokio::time::timeout(self.timeout, exchange).await {

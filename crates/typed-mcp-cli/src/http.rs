@@ -47,6 +47,7 @@ impl HttpTransport {
         message: Vec<u8>,
         headers: &[(String, String)],
         id: &Value,
+        show_notifications: bool,
     ) -> Result<Value, ClientError> {
         let mut request = Request::post(self.uri.clone())
             .header(CONTENT_TYPE, "application/json")
@@ -100,6 +101,9 @@ impl HttpTransport {
                     if is_answer_to(&message, id) {
                         // Dropping the body closes the stream: the answer is final.
                         return Ok(message);
+                    }
+                    if show_notifications && message.get("id").is_none() {
+                        crate::show::notification(&message);
                     }
                 }
             }

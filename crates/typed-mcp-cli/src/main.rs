@@ -27,7 +27,7 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
-use crate::client::Client;
+use crate::client::{Client, Notifications};
 use crate::error::{CliError, ClientError};
 use crate::lock::{Lock, LockError, diff};
 use crate::mcp::ListKind;
@@ -61,6 +61,15 @@ struct Cli {
     /// Seconds to wait for each answer.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 30.0)]
     timeout: f64,
+    /// Ask for progress notifications and print them to stderr (over HTTP the
+    /// answer then comes as an event stream).
+    #[arg(long, global = true)]
+    progress: bool,
+    /// Ask for log messages at this level and above, printed to stderr.
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = [
+        "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+    ])]
+    log_level: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -197,9 +206,17 @@ fn print_json(value: &Value) {
 async fn run(cli: Cli) -> Result<Outcome, CliError> {
     let timeout = timeout(cli.timeout)?;
     let json = cli.json;
+    let notifications = Notifications {
+        progress: cli.progress,
+        log_level: cli.log_level,
+    };
+    let connect = Connect {
+        timeout,
+        notifications,
+    };
     match cli.command {
         Command::Discover { server } => {
-            with_client(&server, timeout, async |client| {
+            with_client(&server, &connect, async |client| {
                 let result = client.discover().await?;
                 emit(json, &result, show::discover);
                 Ok(Outcome::Success)
@@ -207,7 +224,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
             .await
         }
         Command::List { kind, server } => {
-            with_client(&server, timeout, async |client| {
+            with_client(&server, &connect, async |client| {
                 let (method, field) = kind.method();
                 let items = client.list_all(method, field).await?;
                 if json {
@@ -225,7 +242,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
             pairs,
             server,
         } => {
-            with_client(&server, timeout, async |client| {
+            with_client(&server, &connect, async |client| {
                 // The schema tells which key=value words are strings; looking
                 // the tool up also names the tools there are when it is absent.
                 let tool = client.tool(&name).await?;
@@ -242,7 +259,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
             .await
         }
         Command::Read { uri, server } => {
-            with_client(&server, timeout, async |client| {
+            with_client(&server, &connect, async |client| {
                 let result = client.read_resource(&uri).await?;
                 emit(json, &result, show::read);
                 Ok(Outcome::Success)
@@ -255,7 +272,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
             server,
         } => {
             let arguments = args::prompt_arguments(&pairs)?;
-            with_client(&server, timeout, async |client| {
+            with_client(&server, &connect, async |client| {
                 let result = client.get_prompt(&name, arguments).await?;
                 emit(json, &result, show::prompt);
                 Ok(Outcome::Success)
@@ -266,7 +283,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
             check,
             lock,
             server,
-        } => run_lock(check, &lock, &server, timeout, json).await,
+        } => run_lock(check, &lock, &server, &connect, json).await,
         Command::Mcp => unreachable!("served before the runtime runs commands"),
     }
 }
@@ -279,13 +296,20 @@ fn emit(json: bool, result: &Value, readable: fn(&Value) -> String) {
     }
 }
 
+/// How to reach the server.
+struct Connect {
+    timeout: Duration,
+    notifications: Notifications,
+}
+
 async fn with_client<T>(
     server: &Server,
-    timeout: Duration,
+    connect: &Connect,
     work: impl AsyncFnOnce(&mut Client) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
     let target = Target::parse(&server.server)?;
-    let mut client = Client::connect(&target, timeout)?;
+    let mut client = Client::connect(&target, connect.timeout)?
+        .with_notifications(connect.notifications.clone());
     let result = work(&mut client).await;
     client.close().await;
     result
@@ -295,7 +319,7 @@ async fn run_lock(
     check: bool,
     path: &Path,
     server: &Server,
-    timeout: Duration,
+    connect: &Connect,
     json: bool,
 ) -> Result<Outcome, CliError> {
     // A check needs the lock: refuse before starting the server.
@@ -309,7 +333,7 @@ async fn run_lock(
             Err(e) => return Err(e.into()),
         }
     };
-    let catalog = with_client(server, timeout, async |client| Ok(client.catalog().await?)).await?;
+    let catalog = with_client(server, connect, async |client| Ok(client.catalog().await?)).await?;
     let served = Lock::of(&catalog)?;
     let changes = locked
         .as_ref()

@@ -381,6 +381,40 @@ pub fn prompt(result: &Value) -> String {
     out
 }
 
+/// A notification that arrived before an answer, on stderr (stdout is the
+/// answer's).
+pub fn notification(message: &Value) {
+    let params = &message["params"];
+    match text(message, "method") {
+        Some("notifications/progress") => {
+            // f64's Display drops a zero fraction: "3", not "3.0".
+            let number = |v: &Value| v.as_f64().map_or_else(|| v.to_string(), |n| n.to_string());
+            let total = params
+                .get("total")
+                .map(|t| format!("/{}", number(t)))
+                .unwrap_or_default();
+            let note = text(params, "message")
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default();
+            eprintln!("progress: {}{total}{note}", number(&params["progress"]));
+        }
+        Some("notifications/message") => {
+            let logger = text(params, "logger")
+                .map(|l| format!(" {l}"))
+                .unwrap_or_default();
+            let data = match &params["data"] {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            eprintln!(
+                "log [{}]{logger}: {data}",
+                text(params, "level").unwrap_or("?")
+            );
+        }
+        _ => eprintln!("notification: {message}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,6 +97,7 @@ impl StdioTransport {
         message: &[u8],
         id: &Value,
         method: &str,
+        show_notifications: bool,
     ) -> Result<Value, ClientError> {
         let stdin = self
             .stdin
@@ -147,7 +148,11 @@ impl StdioTransport {
             {
                 return Ok(message);
             }
-            // A notification (progress, log) or an answer to someone else: skip.
+            if show_notifications && message.get("id").is_none() {
+                crate::show::notification(&message);
+            }
+            // Otherwise a notification nobody asked to see, or an answer to
+            // another request: skipped.
         }
     }
 

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::support::{HttpServer, cli_path, quickstart, run, with_server};
+use crate::support::{HttpServer, cli_path, fixture, quickstart, run, with_server};
 
 /// Every command, readable and `--json`, against one server.
 fn every_command_works(server: &[&str]) {
@@ -116,6 +116,20 @@ fn every_command_works_over_stdio() {
 fn every_command_works_over_http() {
     let server = HttpServer::quickstart();
     every_command_works(&[&server.url]);
+    // With a progress token the server answers with an event stream.
+    let out = run(&with_server(
+        &["--progress", "call", "add", "a=2", "b=3"],
+        &[&server.url],
+    ))
+    .ok();
+    assert_eq!(out.stdout, "{\n  \"sum\": 5\n}\n");
+    let called = run(&with_server(
+        &["--json", "--progress", "call", "add", "a=2", "b=3"],
+        &[&server.url],
+    ))
+    .ok()
+    .json();
+    assert_eq!(called["structuredContent"], json!({"sum": 5}));
     // A non-ASCII Mcp-Name goes in the base64 sentinel form the server decodes.
     let out = run(&with_server(
         &["read", "quickstart://greeting/Ünïcode"],
@@ -240,4 +254,23 @@ fn http_failures_are_named() {
     assert!(out.stderr.contains("https is not supported"), "{out:#?}");
     let out = run(&["discover"]).code(2);
     assert!(out.stderr.contains("<SERVER>"), "{out:#?}");
+}
+
+#[test]
+fn notifications_asked_for_are_printed_to_stderr() {
+    let out = run(&with_server(
+        &["--progress", "--log-level", "info", "call", "count", "to=3"],
+        &[fixture()],
+    ))
+    .ok();
+    assert_eq!(out.stdout, "{\n  \"result\": 3\n}\n");
+    assert!(out.stderr.contains("progress: 1/3 counting\n"), "{out:#?}");
+    assert!(out.stderr.contains("progress: 3/3 counting\n"), "{out:#?}");
+    assert!(
+        out.stderr.contains("log [info]: counted to 3\n"),
+        "{out:#?}"
+    );
+    // Not asked for: not sent, not printed.
+    let out = run(&with_server(&["call", "count", "to=3"], &[fixture()])).ok();
+    assert_eq!(out.stderr, "");
 }

@@ -20,7 +20,7 @@ fn lock_with(dir: &Path, file: &str, variant: Option<&str>) -> String {
     .ok();
     assert!(
         out.stdout.contains(&format!(
-            "{file} (2 tools, 1 prompt, 1 resource, 1 resource template)"
+            "{file} (3 tools, 1 prompt, 1 resource, 1 resource template)"
         )),
         "{out:#?}"
     );
@@ -96,7 +96,7 @@ fn the_lock_is_stable_and_checks_clean() {
     let table = parse(&first);
     assert_eq!(table["version"].as_integer(), Some(1));
     let tools: Vec<&String> = table["tools"].as_table().expect("tools").keys().collect();
-    assert_eq!(tools, ["add", "search"]);
+    assert_eq!(tools, ["add", "count", "search"]);
     assert_eq!(
         at(&table, &["tools", "search", "description"]).as_str(),
         Some("Find tickets whose text matches a query.")
