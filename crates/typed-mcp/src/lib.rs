@@ -52,6 +52,7 @@ mod context;
 mod declare;
 pub mod dispatch;
 pub mod receipt;
+pub mod secret;
 mod server;
 pub mod state;
 mod stdio;
@@ -68,6 +69,7 @@ pub use declare::{
     ResourceReply, ResourceReplyOutcome, ResourceRequest, ResourceTemplateBuilder,
     ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
+pub use secret::{Redactor, Secret};
 pub use server::{
     BuildError, CAPABILITY_NOT_GRANTED, MAX_DEPTH_CEILING, MISSING_CAPABILITIES_META_KEY, Server,
     ServerBuilder,

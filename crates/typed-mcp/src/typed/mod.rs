@@ -23,7 +23,7 @@ use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
 
 use crate::context::{CallNote, ToolContext};
 use crate::declare::{ReplyOutcome, ToolDecl};
-use args::{ArgumentProblem, ArgumentValidator, invalid_arguments_result};
+use args::{ArgumentValidator, invalid_arguments_result};
 use output::{Output, OutputShape};
 
 /// The static facts of a typed tool, as a macro writes them.
@@ -77,25 +77,12 @@ impl TypedTool {
         arguments: Map<String, Value>,
         ctx: &ToolContext,
     ) -> Result<A, CallToolResult> {
-        let arguments = Value::Object(arguments);
-        let problems = self.validator.problems(&arguments);
-        if !problems.is_empty() {
-            ctx.note(CallNote::InvalidArguments);
-            return Err(invalid_arguments_result(self.name, &problems));
-        }
-        serde_json::from_value(arguments).map_err(|e| {
-            ctx.note(CallNote::InvalidArguments);
-            // The schema accepted what the type refused (a custom Deserialize):
-            // still one complete, readable answer.
-            invalid_arguments_result(
-                self.name,
-                &[ArgumentProblem {
-                    path: String::new(),
-                    keyword: "deserialize".into(),
-                    message: e.to_string(),
-                }],
-            )
-        })
+        self.validator
+            .decode(Value::Object(arguments))
+            .map_err(|problems| {
+                ctx.note(CallNote::InvalidArguments);
+                invalid_arguments_result(self.name, &problems)
+            })
     }
 
     fn finish<O: Output>(&self, value: O, ctx: &ToolContext) -> ReplyOutcome {

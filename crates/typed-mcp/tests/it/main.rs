@@ -9,6 +9,7 @@ mod governance;
 mod macros;
 mod runtime;
 mod schema;
+mod secrets;
 mod subscriptions;
 mod support;
 mod trace;
