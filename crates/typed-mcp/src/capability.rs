@@ -38,7 +38,11 @@ use crate::context::Principal;
 ///
 /// A name is one or more dot-separated segments of lowercase ASCII letters,
 /// digits, `_` and `-`, each starting with a letter (`desk.write`,
-/// `billing.refund-issue`). A `const` with an invalid name does not compile.
+/// `billing.refund-issue`). A `const` with an invalid name does not compile:
+///
+/// ```compile_fail
+/// const BAD: typed_mcp::Capability = typed_mcp::Capability::new("Desk Write", "Spaces and capitals");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Capability {
     name: &'static str,

@@ -20,6 +20,7 @@ use typed_mcp_core::{RequestId, RequestMeta};
 
 use crate::capability::{Capability, NotAuthorized};
 use crate::dispatch::Outbox;
+use crate::secret::Redactor;
 use crate::trace::TraceContext;
 
 tokio::task_local! {
@@ -81,6 +82,8 @@ struct Inner {
     note: Mutex<Option<CallNote>>,
     /// False for the empty context of code running outside any call.
     in_call: bool,
+    /// The server's secret values, redacted from every message sent.
+    redactor: Redactor,
 }
 
 /// What the typed layer tells the receipt about a call's outcome, which the
@@ -113,6 +116,7 @@ impl ToolContext {
         outbox: Outbox,
         input_responses: Option<Map<String, Value>>,
         principal: Option<Principal>,
+        redactor: Redactor,
     ) -> Self {
         ToolContext {
             inner: Arc::new(Inner {
@@ -130,6 +134,7 @@ impl ToolContext {
                 trace: OnceLock::new(),
                 note: Mutex::new(None),
                 in_call: true,
+                redactor,
             }),
         }
     }
@@ -146,6 +151,7 @@ impl ToolContext {
             outbox,
             None,
             None,
+            Redactor::default(),
         );
         Arc::get_mut(&mut ctx.inner)
             .expect("a new context is not shared")
@@ -362,9 +368,7 @@ impl ToolContext {
             total,
             message: message.map(str::to_owned),
         };
-        self.inner
-            .outbox
-            .send(encode::notification(methods::PROGRESS, &params))
+        self.emit(encode::notification(methods::PROGRESS, &params))
     }
 
     /// Sends `notifications/message` if the request asked for log messages at
@@ -385,14 +389,21 @@ impl ToolContext {
             logger: None,
             data,
         };
-        self.inner
-            .outbox
-            .send(encode::notification(methods::MESSAGE, &params))
+        self.emit(encode::notification(methods::MESSAGE, &params))
     }
 
     /// Queues a message of this call's stream (a subscription's notifications).
     pub(crate) fn send(&self, message: Vec<u8>) -> bool {
-        self.open() && self.inner.outbox.send(message)
+        self.open() && self.emit(message)
+    }
+
+    /// Queues a message with the server's secret values redacted.
+    fn emit(&self, message: Vec<u8>) -> bool {
+        let message = match self.inner.redactor.redact_json(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(redacted) => redacted,
+        };
+        self.inner.outbox.send(message)
     }
 
     fn open(&self) -> bool {

@@ -189,11 +189,17 @@ impl Connection {
                     outbox.clone(),
                     input_responses,
                     principal,
+                    server.redactor().clone(),
                 );
                 ctx.set_trace(trace);
                 let response = server
                     .invoke(&id, target, request_state, ctx.clone(), record)
                     .await;
+                // No secret value leaves in a result or an error message.
+                let response = match server.redactor().redact_json(&response) {
+                    std::borrow::Cow::Borrowed(_) => response,
+                    std::borrow::Cow::Owned(redacted) => redacted,
+                };
                 ctx.finish();
                 let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
                 let ours = in_flight

@@ -26,6 +26,7 @@ use crate::declare::{
 };
 use crate::dispatch::run_handler;
 use crate::receipt::{Outcome, Receipt, ReceiptSink, TracingSink};
+use crate::secret::{Redactor, RedactorError};
 use crate::state::{BindingDigest, StateBinding, StateKeys};
 use crate::subscribe::{self, ResourceUpdates};
 use crate::trace::TraceContext;
@@ -69,6 +70,7 @@ pub struct ServerBuilder {
     receipt_sinks: Vec<Box<dyn ReceiptSink>>,
     default_timeout: Option<Duration>,
     hide_ungranted: bool,
+    redactor: Result<Redactor, RedactorError>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -256,6 +258,29 @@ impl ServerBuilder {
         self
     }
 
+    /// Secret values (API keys and the like, loaded at startup) to redact
+    /// from everything a client or a log sees: results, error messages and
+    /// their sources, `notifications/message`, receipts and panic logs. Each
+    /// must have at least [`MIN_SECRET_CHARS`](crate::secret::MIN_SECRET_CHARS)
+    /// characters ([`build`](Self::build) refuses a shorter one). Replaces any
+    /// earlier [`redactor`](Self::redactor).
+    pub fn secret_values<I, S>(mut self, values: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        self.redactor = Redactor::new(values);
+        self
+    }
+
+    /// Like [`secret_values`](Self::secret_values), with a redactor the
+    /// application built first (to give the same one to its log writer, see
+    /// [`Redactor::writer`]).
+    pub fn redactor(mut self, redactor: Redactor) -> Self {
+        self.redactor = Ok(redactor);
+        self
+    }
+
     /// The deadline of tool calls whose declaration sets none (default: none).
     /// A call still running then is answered as timed out and its handler
     /// dropped.
@@ -293,6 +318,8 @@ impl ServerBuilder {
             ));
         }
         self.resolve_allowed()?;
+        let redactor = std::mem::replace(&mut self.redactor, Ok(Redactor::default()))
+            .map_err(|e| BuildError::Config(format!("secret_values: {e}")))?;
         let mut tool_entries = Vec::with_capacity(self.tools.len());
         let mut tool_handlers = Vec::with_capacity(self.tools.len());
         for t in self.tools {
@@ -351,6 +378,7 @@ impl ServerBuilder {
                 receipt_sinks,
                 hide_ungranted: self.hide_ungranted,
                 views: Default::default(),
+                redactor,
             }),
         })
     }
@@ -441,6 +469,7 @@ struct Inner {
     hide_ungranted: bool,
     /// List views by which declarations they show (see `list_view`).
     views: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Arc<ListView>>>,
+    redactor: Redactor,
 }
 
 /// A built, validated MCP server. Cheap to clone; every clone serves the same
@@ -494,6 +523,7 @@ impl Server {
             receipt_sinks: Vec::new(),
             default_timeout: None,
             hide_ungranted: false,
+            redactor: Ok(Redactor::default()),
         }
     }
 
@@ -510,6 +540,12 @@ impl Server {
     /// The message limits.
     pub fn limits(&self) -> Limits {
         self.inner.router.limits()
+    }
+
+    /// The secret values this server redacts (see
+    /// [`ServerBuilder::secret_values`]).
+    pub fn redactor(&self) -> &Redactor {
+        &self.inner.redactor
     }
 
     /// The most handlers that run at once.
@@ -632,6 +668,16 @@ impl Server {
         asked.result_type = ResultType::InputRequired;
         asked.meta.server_info = Some(self.catalog().server_info().clone());
         Ok(encode::result(id, &asked))
+    }
+
+    fn handler_panicked(&self, kind: &str, name: &str, panic: &str) -> RpcError {
+        // The panic message stays in the server's log, without secrets: it
+        // may hold internal detail.
+        let panic = self.inner.redactor.redact_str(panic);
+        tracing::error!(%kind, %name, %panic, "handler panicked");
+        RpcError::internal(format!(
+            "the {kind} {name:?} failed unexpectedly (handler panicked)"
+        ))
     }
 
     fn meta(&self) -> ResultMeta {
@@ -812,7 +858,7 @@ impl Server {
                     Some(Ok(reply)) => reply,
                     Some(Err(panic)) => {
                         *outcome = Some(Outcome::Panicked);
-                        return Err(handler_panicked("tool", name, &panic));
+                        return Err(self.handler_panicked("tool", name, &panic));
                     }
                     None => {
                         let limit = slot.timeout.unwrap_or_default();
@@ -898,7 +944,7 @@ impl Server {
                         .await
                         .map_err(|panic| {
                             *outcome = Some(Outcome::Panicked);
-                            handler_panicked("resource", &uri, &panic)
+                            self.handler_panicked("resource", &uri, &panic)
                         })??;
                 let contents = match reply {
                     ResourceReply::Complete(contents) => contents,
@@ -941,7 +987,7 @@ impl Server {
                     .await
                     .map_err(|panic| {
                         *outcome = Some(Outcome::Panicked);
-                        handler_panicked("prompt", name, &panic)
+                        self.handler_panicked("prompt", name, &panic)
                     })??;
                 match reply {
                     PromptReply::Complete(mut result) => {
@@ -977,7 +1023,7 @@ impl Server {
                         run_handler(completer, request, ctx)
                             .await
                             .map_err(|panic| {
-                                handler_panicked("completer", &argument.name, &panic)
+                                self.handler_panicked("completer", &argument.name, &panic)
                             })??
                     }
                     None => Vec::new(),
@@ -1000,14 +1046,6 @@ impl Server {
             }
         }
     }
-}
-
-fn handler_panicked(kind: &str, name: &str, panic: &str) -> RpcError {
-    // The panic message stays in the server's log: it may hold internal detail.
-    tracing::error!(%kind, %name, %panic, "handler panicked");
-    RpcError::internal(format!(
-        "the {kind} {name:?} failed unexpectedly (handler panicked)"
-    ))
 }
 
 /// The result `_meta` key listing the capabilities a refused tool call lacked.
@@ -1082,6 +1120,19 @@ impl CallRecord {
         };
         if matches!(outcome, Outcome::Refused { .. }) {
             receipt.scope.clear();
+        }
+        let redactor = &self.server.inner.redactor;
+        if !redactor.is_empty() {
+            for text in [
+                Some(&mut receipt.name),
+                receipt.uri.as_mut(),
+                receipt.principal.as_mut(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *text = redactor.redact_str(text).into_owned();
+            }
         }
         receipt.outcome = outcome;
         receipt.duration_us = self

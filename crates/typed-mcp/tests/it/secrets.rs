@@ -589,3 +589,138 @@ fn a_secret_in_a_tracing_field_never_reaches_the_log() {
     assert!(log.contains("key \"[REDACTED]\" refused"), "{log}");
     assert!(log.contains("key=[REDACTED] shown=[REDACTED]"), "{log}");
 }
+
+// ---------------------------------------------------------------------------
+// The leak hunt: a registered secret value, put everywhere a handler can put
+// it, reaches no byte a client receives, no log line and no receipt.
+// ---------------------------------------------------------------------------
+
+/// The upstream's failure, quoting the key in its message.
+#[derive(Debug, thiserror::Error)]
+#[error("upstream refused the key {0}")]
+struct UpstreamError(String);
+
+/// A failure whose source quotes the key.
+#[derive(Debug, thiserror::Error)]
+#[error("could not reach the upstream")]
+struct CallFailed(#[source] UpstreamError);
+
+/// Which leak to try.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+enum Leak {
+    /// In the returned value.
+    Value,
+    /// In the error message.
+    Error,
+    /// In the error's source.
+    Source,
+    /// In a log notification.
+    Log,
+    /// In a panic message.
+    Panic,
+    /// In a tracing field.
+    Tracing,
+}
+
+/// Put the upstream key somewhere it must not be seen.
+///
+/// # Arguments
+/// * `leak` - Where to put it.
+#[tool]
+async fn leak_everywhere(leak: Leak, ctx: typed_mcp::ToolContext) -> Result<String, CallFailed> {
+    let key = KEY.to_owned();
+    match leak {
+        Leak::Value => Ok(format!("the key is {key}")),
+        Leak::Error => Err(CallFailed(UpstreamError(key))),
+        Leak::Source => Err(CallFailed(UpstreamError(format!("({key})")))),
+        Leak::Log => {
+            ctx.log(
+                typed_mcp::wire::LoggingLevel::Error,
+                json!({"message": format!("upstream rejected {key}"), "key": key}),
+            );
+            Ok("logged".into())
+        }
+        Leak::Panic => panic!("upstream key {key} was refused"),
+        Leak::Tracing => {
+            tracing::error!(api_key = %key, "upstream rejected the key");
+            Ok("traced".into())
+        }
+    }
+}
+
+/// Every leak, as a client with log messages on sees it; the log and
+/// receipts as they were written.
+async fn hunt(redact: bool) -> (String, String, String) {
+    let log = Sink::default();
+    let redactor = if redact {
+        Redactor::new([KEY]).unwrap()
+    } else {
+        Redactor::default()
+    };
+    let writer = log.clone();
+    let log_redactor = redactor.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || log_redactor.writer(writer.clone()))
+        .finish();
+    let _default = tracing::subscriber::set_default(subscriber);
+
+    let receipts_path = std::env::temp_dir().join(format!(
+        "typed-mcp-leak-{}-{redact}.jsonl",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&receipts_path);
+    let server = Server::new("leaks", "0.1.0")
+        .tools(tools![leak_everywhere])
+        .redactor(redactor)
+        .receipt_sink(typed_mcp::receipt::JsonLinesSink::create(&receipts_path).unwrap())
+        .receipt_sink(typed_mcp::receipt::TracingSink)
+        .build()
+        .unwrap();
+    let client = client(server);
+    let mut seen = String::new();
+    for leak in ["value", "error", "source", "log", "panic", "tracing"] {
+        let mut meta = client.envelope();
+        meta.insert("io.modelcontextprotocol/logLevel".into(), json!("debug"));
+        let response = client
+            .send(&json!({
+                "jsonrpc": "2.0", "id": leak, "method": "tools/call",
+                "params": {"name": "leak_everywhere", "arguments": {"leak": leak}, "_meta": meta}
+            }))
+            .await;
+        assert!(response.response().is_some(), "{leak} was answered");
+        for message in &response.messages {
+            seen.push_str(&serde_json::to_string(message).unwrap());
+            seen.push('\n');
+        }
+    }
+    let receipts = std::fs::read_to_string(&receipts_path).unwrap();
+    std::fs::remove_file(&receipts_path).ok();
+    (seen, log.text(), receipts)
+}
+
+#[tokio::test]
+async fn a_registered_secret_leaks_nowhere() {
+    // Without the secret registered, each leak does reach the client or the
+    // log: the hunt can fail.
+    let (seen, log, _) = hunt(false).await;
+    assert!(seen.matches(KEY).count() >= 4, "{seen}");
+    assert!(log.contains(KEY), "{log}");
+
+    let (seen, log, receipts) = hunt(true).await;
+    for (what, text) in [("client", &seen), ("log", &log), ("receipts", &receipts)] {
+        assert!(!text.contains(KEY), "{what}: {text}");
+        assert!(!text.contains(KEY_CORE), "{what}: {text}");
+    }
+    // Everything still arrived, redacted.
+    assert!(seen.contains("the key is [REDACTED]"), "{seen}");
+    assert!(
+        seen.contains("upstream refused the key [REDACTED]"),
+        "{seen}"
+    );
+    assert!(seen.contains("notifications/message"), "{seen}");
+    assert!(seen.contains("handler panicked"), "{seen}");
+    assert!(log.contains("upstream key [REDACTED] was refused"), "{log}");
+    assert!(log.contains("api_key=[REDACTED]"), "{log}");
+    assert_eq!(receipts.lines().count(), 6, "{receipts}");
+}
