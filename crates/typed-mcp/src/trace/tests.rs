@@ -433,3 +433,46 @@ fn the_documented_names_are_the_spans_names() {
         }
     });
 }
+
+#[test]
+fn a_served_call_runs_in_its_request_span_and_the_handlers_spans_nest_under_it() {
+    use serde_json::json;
+
+    let server = crate::Server::new("traced", "0.1.0")
+        .tool(
+            crate::ToolDecl::builder("work")
+                .description("Do some traced work.")
+                .handler(|_args, _ctx| {
+                    async { Ok(crate::wire::CallToolResult::text("done")) }
+                        .instrument(tracing::info_span!("handler.work"))
+                }),
+        )
+        .build()
+        .unwrap();
+    let header = tp("00", TRACE, PARENT, "01");
+    let (recorder, response) = recorded(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = crate::testing::TestClient::new(server);
+            let mut meta = client.envelope();
+            meta.insert("traceparent".into(), json!(header));
+            client
+                .send(&json!({
+                    "jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                    "params": {"name": "work", "arguments": {}, "_meta": meta}
+                }))
+                .await
+        })
+    });
+    assert_eq!(response.result()["content"][0]["text"], "done");
+    let request = recorder.named(REQUEST_SPAN);
+    assert_eq!(field(&request, TRACE_ID_FIELD), Some(TRACE));
+    assert_eq!(field(&request, TOOL_NAME_FIELD), Some("work"));
+    assert_eq!(field(&request, REQUEST_ID_FIELD), Some("9"));
+    assert_eq!(field(&request, OUTCOME_FIELD), Some("completed"));
+    let handler = recorder.named("handler.work");
+    assert_eq!(handler.parent, Some(request.id), "the handler's span nests");
+}
