@@ -141,6 +141,24 @@ impl Grants {
         self.policy.is_some()
     }
 
+    /// A check of whether `principal` holds every capability of a list, for
+    /// many lists at once (the policy runs once).
+    pub(crate) fn holder(
+        &self,
+        principal: Option<&Principal>,
+    ) -> impl Fn(&[Capability]) -> bool + '_ {
+        let extra = self
+            .policy
+            .as_ref()
+            .map(|p| p(principal))
+            .unwrap_or_default();
+        move |required: &[Capability]| {
+            required.iter().all(|c| {
+                self.everyone.contains_key(c.name) || extra.iter().any(|e| e.name == c.name)
+            })
+        }
+    }
+
     /// The capabilities of `required` that are not granted to `principal`, in
     /// declaration order; empty when the call may run. The policy runs only
     /// when a static grant does not already cover everything.

@@ -567,7 +567,7 @@ impl Server {
         if !inner.hide_ungranted {
             return None;
         }
-        let granted = |caps: &[Capability]| inner.grants.missing(caps, principal).is_empty();
+        let granted = inner.grants.holder(principal);
         // The key: which declarations are visible. Without a policy it is the
         // same for every caller.
         let key: Vec<bool> = inner
