@@ -403,30 +403,11 @@ impl Catalog {
             cache,
             meta: &meta,
         };
-        let mut pages = HashMap::new();
-        pages.insert(
-            Kind::Tool,
-            page_ctx.paginate(Kind::Tool, "tools", tools.iter().map(|t| &t.tool)),
-        );
-        pages.insert(
-            Kind::Resource,
-            page_ctx.paginate(
-                Kind::Resource,
-                "resources",
-                resources.iter().map(|r| &r.resource),
-            ),
-        );
-        pages.insert(
-            Kind::ResourceTemplate,
-            page_ctx.paginate(
-                Kind::ResourceTemplate,
-                "resourceTemplates",
-                parsed_templates.iter().map(|(t, _)| &t.template),
-            ),
-        );
-        pages.insert(
-            Kind::Prompt,
-            page_ctx.paginate(Kind::Prompt, "prompts", prompts.iter().map(|p| &p.prompt)),
+        let pages = page_ctx.all_pages(
+            tools.iter().map(|t| &t.tool),
+            resources.iter().map(|r| &r.resource),
+            parsed_templates.iter().map(|(t, _)| &t.template),
+            prompts.iter().map(|p| &p.prompt),
         );
         let digests = Digests {
             tools: tools.iter().map(|t| t.tool.declaration_digest()).collect(),
@@ -591,38 +572,11 @@ impl Catalog {
             cache,
             meta: &meta,
         };
-        let mut pages = HashMap::new();
-        pages.insert(
-            Kind::Tool,
-            page_ctx.paginate(
-                Kind::Tool,
-                "tools",
-                tools.iter().map(|&i| &self.tools[i].tool),
-            ),
-        );
-        pages.insert(
-            Kind::Resource,
-            page_ctx.paginate(
-                Kind::Resource,
-                "resources",
-                resources.iter().map(|&i| &self.resources[i].resource),
-            ),
-        );
-        pages.insert(
-            Kind::ResourceTemplate,
-            page_ctx.paginate(
-                Kind::ResourceTemplate,
-                "resourceTemplates",
-                templates.iter().map(|&i| &self.templates[i].0.template),
-            ),
-        );
-        pages.insert(
-            Kind::Prompt,
-            page_ctx.paginate(
-                Kind::Prompt,
-                "prompts",
-                prompts.iter().map(|&i| &self.prompts[i].prompt),
-            ),
+        let pages = page_ctx.all_pages(
+            tools.iter().map(|&i| &self.tools[i].tool),
+            resources.iter().map(|&i| &self.resources[i].resource),
+            templates.iter().map(|&i| &self.templates[i].0.template),
+            prompts.iter().map(|&i| &self.prompts[i].prompt),
         );
         ListView {
             pages,
@@ -679,6 +633,31 @@ struct PageContext<'a> {
 }
 
 impl PageContext<'_> {
+    /// The pages of the four lists.
+    fn all_pages<'i>(
+        &self,
+        tools: impl Iterator<Item = &'i Tool>,
+        resources: impl Iterator<Item = &'i Resource>,
+        templates: impl Iterator<Item = &'i ResourceTemplate>,
+        prompts: impl Iterator<Item = &'i Prompt>,
+    ) -> HashMap<Kind, Vec<Box<str>>> {
+        HashMap::from([
+            (Kind::Tool, self.paginate(Kind::Tool, "tools", tools)),
+            (
+                Kind::Resource,
+                self.paginate(Kind::Resource, "resources", resources),
+            ),
+            (
+                Kind::ResourceTemplate,
+                self.paginate(Kind::ResourceTemplate, "resourceTemplates", templates),
+            ),
+            (
+                Kind::Prompt,
+                self.paginate(Kind::Prompt, "prompts", prompts),
+            ),
+        ])
+    }
+
     /// Serializes every page of a list result ahead of time. An empty list is one
     /// empty page.
     fn paginate<'i, T: Serialize + 'i>(
