@@ -28,6 +28,31 @@ use typed_mcp_core::wire::{
 use crate::capability::Capability;
 use crate::context::ToolContext;
 
+/// The `requires` and `capabilities` methods of every declaration builder.
+macro_rules! capability_methods {
+    ($what:literal) => {
+        #[doc = concat!(
+                    "Requires a capability the host must grant: ", $what,
+                    " without it is refused before the handler runs (see ",
+                    "[`capability`](crate::capability)). Hints such as `read_only` grant nothing."
+                )]
+        pub fn requires(mut self, capability: Capability) -> Self {
+            if !self.capabilities.contains(&capability) {
+                self.capabilities.push(capability);
+            }
+            self
+        }
+
+        /// Requires each of these capabilities (see [`requires`](Self::requires)).
+        pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
+            for c in capabilities {
+                self = self.requires(*c);
+            }
+            self
+        }
+    };
+}
+
 /// How a tool call can fail.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ToolError {
@@ -281,23 +306,7 @@ impl ToolBuilder {
         self
     }
 
-    /// Requires a capability the host must grant: a call without it is
-    /// refused before the handler runs (see [`capability`](crate::capability)).
-    /// Hints such as `read_only` grant nothing.
-    pub fn requires(mut self, capability: Capability) -> Self {
-        if !self.capabilities.contains(&capability) {
-            self.capabilities.push(capability);
-        }
-        self
-    }
-
-    /// Requires each of these capabilities (see [`requires`](Self::requires)).
-    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
-        for c in capabilities {
-            self = self.requires(*c);
-        }
-        self
-    }
+    capability_methods!("a call");
 
     fn finish(self, handler: Handler<Map<String, Value>, ReplyOutcome>) -> ToolDecl {
         let mut entry = ToolEntry::new(self.tool);
@@ -461,22 +470,7 @@ impl ResourceBuilder {
         self
     }
 
-    /// Requires a capability the host must grant: a request without it is
-    /// refused before the handler runs (see [`capability`](crate::capability)).
-    pub fn requires(mut self, capability: Capability) -> Self {
-        if !self.capabilities.contains(&capability) {
-            self.capabilities.push(capability);
-        }
-        self
-    }
-
-    /// Requires each of these capabilities (see [`requires`](Self::requires)).
-    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
-        for c in capabilities {
-            self = self.requires(*c);
-        }
-        self
-    }
+    capability_methods!("a request");
 
     fn entry(&self) -> ResourceEntry {
         ResourceEntry {
@@ -649,22 +643,7 @@ impl ResourceTemplateBuilder {
         self
     }
 
-    /// Requires a capability the host must grant: a request without it is
-    /// refused before the handler runs (see [`capability`](crate::capability)).
-    pub fn requires(mut self, capability: Capability) -> Self {
-        if !self.capabilities.contains(&capability) {
-            self.capabilities.push(capability);
-        }
-        self
-    }
-
-    /// Requires each of these capabilities (see [`requires`](Self::requires)).
-    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
-        for c in capabilities {
-            self = self.requires(*c);
-        }
-        self
-    }
+    capability_methods!("a request");
 
     /// Suggests values for a variable (`completion/complete` with `ref/resource`).
     pub fn completer<F, Fut>(mut self, f: F) -> Self
@@ -855,22 +834,7 @@ impl PromptBuilder {
         this
     }
 
-    /// Requires a capability the host must grant: a request without it is
-    /// refused before the handler runs (see [`capability`](crate::capability)).
-    pub fn requires(mut self, capability: Capability) -> Self {
-        if !self.capabilities.contains(&capability) {
-            self.capabilities.push(capability);
-        }
-        self
-    }
-
-    /// Requires each of these capabilities (see [`requires`](Self::requires)).
-    pub fn capabilities(mut self, capabilities: &[Capability]) -> Self {
-        for c in capabilities {
-            self = self.requires(*c);
-        }
-        self
-    }
+    capability_methods!("a request");
 
     /// Suggests values for an argument (`completion/complete` with `ref/prompt`).
     pub fn completer<F, Fut>(mut self, f: F) -> Self
