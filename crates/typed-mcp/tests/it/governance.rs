@@ -348,7 +348,11 @@ async fn every_outcome_leaves_exactly_one_receipt() {
         },
     ];
     let (server, fx) = build(|b| b.grant(DESK_WRITE));
-    let client = client(server);
+    let catalog_digest = |name: &str| {
+        let index = server.catalog().tool_index(name).unwrap();
+        server.catalog().tool_digest(index).digest.to_string()
+    };
+    let client = client(server.clone());
     for case in &cases {
         client.call_tool(case.tool, case.arguments.clone()).await;
         let receipt = only_receipt(&fx.receipts);
@@ -358,7 +362,8 @@ async fn every_outcome_leaves_exactly_one_receipt() {
             case.tool, case.arguments
         );
         assert_eq!(receipt.name, case.tool);
-        assert!(receipt.digest.is_some());
+        // The same digest `typed-mcp lock` records for the tool.
+        assert_eq!(receipt.digest, Some(catalog_digest(case.tool)));
         assert!(!receipt.time.is_empty());
     }
     // Cancelled: the handler is dropped, nothing is sent, one receipt.
