@@ -12,6 +12,12 @@
 //! [`testing::TestClient`]. The protocol rules themselves live in
 //! [`typed_mcp_core`], re-exported here as [`core`].
 //!
+//! Governance: declarations name the [`Capability`]s a call needs and the host
+//! grants them ([`capability`]); every call of a declaration leaves one
+//! [`receipt`]; [`secret`] keeps secret values out of schemas, results, errors,
+//! logs and receipts; deadlines and cancellation drop a handler's future; and
+//! each request runs in a [`trace`] span continuing the caller's W3C trace.
+//!
 //! ```no_run
 //! use serde_json::json;
 //! use typed_mcp::{Server, ToolDecl, ToolError};
