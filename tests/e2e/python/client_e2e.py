@@ -1,5 +1,6 @@
 """End-to-end test: the official Python MCP SDK (PyPI `mcp`, pinned in
-requirements.txt) as the client of typed-mcp's quickstart example.
+requirements.txt) as the client of typed-mcp's quickstart example and of the
+support-desk example (its checks are in desk_e2e.py).
 
 The SDK is a real third-party peer of protocol 2026-07-28: `Client` probes
 `server/discover` (no `initialize`), stamps the `_meta` envelope on every
@@ -8,10 +9,13 @@ request and, over HTTP, sends `MCP-Protocol-Version`, `Mcp-Method` and
 
     client_e2e.py --http http://127.0.0.1:PORT/mcp   # a quickstart already serving HTTP
     client_e2e.py --stdio target/debug/examples/quickstart   # spawned by the SDK
+    client_e2e.py --desk-http URL RECEIPTS           # a support desk serving HTTP, no grant
+    client_e2e.py --desk-http-granted URL RECEIPTS   # ... started with --allow desk.write
+    client_e2e.py --desk-stdio target/debug/support-desk   # spawned twice, with and without
 
-Both may be given; each runs as one leg. The script starts no HTTP server
-(scripts/e2e-python does). Prints one line per check and, last,
-`client_e2e: N passed, M failed`; exits 1 if anything failed.
+Any of them may be given together; each runs as one leg (--desk-stdio as two).
+The script starts no HTTP server (scripts/e2e-python does). Prints one line per
+check and, last, `client_e2e: N passed, M failed`; exits 1 if anything failed.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import Any
+from functools import partial
 
 import anyio
 import httpx2
@@ -32,33 +36,10 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-PROTOCOL = "2026-07-28"
+import desk_e2e
+from e2e_checks import LEG_TIMEOUT_S, PROTOCOL, REQUEST_TIMEOUT_S, Checks, expect
+
 SERVER_NAME = "typed-mcp-quickstart"
-LEG_TIMEOUT_S = 60.0
-REQUEST_TIMEOUT_S = 10.0
-
-
-class Checks:
-    def __init__(self) -> None:
-        self.passed = 0
-        self.failed = 0
-
-    async def run(self, name: str, check: Callable[[], Awaitable[None]]) -> None:
-        started = time.monotonic()
-        try:
-            await check()
-        except Exception:  # noqa: BLE001 - every failure is reported, then counted
-            self.failed += 1
-            print(f"FAIL {name}", flush=True)
-            traceback.print_exc(file=sys.stdout)
-        else:
-            self.passed += 1
-            print(f"ok   {name} ({(time.monotonic() - started) * 1000:.0f} ms)", flush=True)
-
-
-def expect(actual: Any, expected: Any, what: str) -> None:
-    if actual != expected:
-        raise AssertionError(f"{what}: expected {expected!r}, got {actual!r}")
 
 
 async def exercise(client: Client, leg: str, checks: Checks) -> None:
@@ -226,6 +207,16 @@ async def main(args: argparse.Namespace) -> int:
         legs.append(("http", lambda: http_leg(args.http, checks)))
     if args.stdio:
         legs.append(("stdio", lambda: stdio_leg(args.stdio, checks)))
+    for leg, endpoint, granted in (
+        ("desk http", args.desk_http, False),
+        ("desk http +desk.write", args.desk_http_granted, True),
+    ):
+        if endpoint:
+            url, receipts = endpoint
+            legs.append((leg, partial(desk_e2e.http_leg, url, receipts, leg, granted=granted, checks=checks)))
+    if args.desk_stdio:
+        for leg, granted in (("desk stdio", False), ("desk stdio +desk.write", True)):
+            legs.append((leg, partial(desk_e2e.stdio_leg, args.desk_stdio, leg, granted=granted, checks=checks)))
     for leg, run in legs:
         started = time.monotonic()
         try:
@@ -246,4 +237,21 @@ if __name__ == "__main__":
         "--http", metavar="URL", help="endpoint of a quickstart serving HTTP, e.g. http://127.0.0.1:8000/mcp"
     )
     parser.add_argument("--stdio", metavar="BINARY", help="the quickstart binary, spawned over stdio by the SDK")
+    parser.add_argument(
+        "--desk-http",
+        nargs=2,
+        metavar=("URL", "RECEIPTS"),
+        help="endpoint of a support desk serving HTTP without grants, and its --receipts file",
+    )
+    parser.add_argument(
+        "--desk-http-granted",
+        nargs=2,
+        metavar=("URL", "RECEIPTS"),
+        help="endpoint of a support desk serving HTTP with --allow desk.write, and its --receipts file",
+    )
+    parser.add_argument(
+        "--desk-stdio",
+        metavar="BINARY",
+        help="the support-desk binary, spawned over stdio by the SDK (without, then with desk.write)",
+    )
     sys.exit(anyio.run(main, parser.parse_args()))
