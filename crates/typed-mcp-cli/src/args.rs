@@ -1,6 +1,7 @@
 //! Arguments from the command line: `--args JSON` and `key=value` words.
 
 use serde_json::{Map, Value};
+use typed_mcp::core::catalog::is_string_schema;
 
 use crate::error::ClientError;
 
@@ -54,18 +55,6 @@ fn split_pair(pair: &str) -> Result<(&str, &str), ClientError> {
         _ => Err(ClientError::Usage(format!(
             "{pair:?} is not key=value (use --args '{{...}}' for JSON arguments)"
         ))),
-    }
-}
-
-/// `{"type": "string"}` or a nullable string.
-fn is_string_schema(schema: &Value) -> bool {
-    match schema.get("type") {
-        Some(Value::String(t)) => t == "string",
-        Some(Value::Array(types)) => {
-            types.iter().any(|t| t == "string")
-                && types.iter().all(|t| t == "string" || t == "null")
-        }
-        _ => false,
     }
 }
 

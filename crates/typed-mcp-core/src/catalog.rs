@@ -984,7 +984,7 @@ fn check_prompt(entry: &PromptEntry, errors: &mut Vec<CatalogError>) {
 }
 
 /// True for `{"type": "string"}` or a nullable string (`["string", "null"]`).
-fn is_string_schema(schema: &Value) -> bool {
+pub fn is_string_schema(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "string",
         Some(Value::Array(types)) => {
