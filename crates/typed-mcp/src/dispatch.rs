@@ -165,6 +165,13 @@ impl Connection {
         // call may wait for a slot: a call cancelled while queued still
         // leaves its receipt.
         let (record, trace) = server.open_record(&call, principal.as_ref(), &cancel);
+        let record = match server.check_grants(&call, principal.as_ref(), record) {
+            Ok(record) => record,
+            Err(refusal) => {
+                outbox.send(refusal);
+                return Accepted::Answered { http_status: 200 };
+            }
+        };
         let span = record.span().clone();
         let handle = self.tasks.spawn(
             async move {

@@ -694,16 +694,8 @@ impl Server {
         ctx: ToolContext,
         record: CallRecord,
     ) -> Vec<u8> {
+        // The grants were checked when the call was accepted.
         if let Some(caps) = &record.caps {
-            let missing = self.inner.grants.missing(caps, ctx.principal());
-            if !missing.is_empty() {
-                let subject = self.subject(&target).expect("a declaration's call");
-                let body = self.refusal(id, &subject, &missing);
-                record.finish(Outcome::Refused {
-                    missing: missing.iter().map(|c| c.name().to_owned()).collect(),
-                });
-                return body;
-            }
             ctx.set_scope(caps.clone());
         }
         let mut outcome = None;
@@ -719,6 +711,30 @@ impl Server {
         };
         record.finish(outcome.unwrap_or(Outcome::Completed));
         body
+    }
+
+    /// Checks that `principal` holds every capability the call's declaration
+    /// needs. A refused call is answered at once — it neither waits for a
+    /// handler slot nor runs — and its receipt recorded; `Err` is the answer.
+    pub(crate) fn check_grants(
+        &self,
+        call: &Call,
+        principal: Option<&Principal>,
+        record: CallRecord,
+    ) -> Result<CallRecord, Vec<u8>> {
+        let Some(caps) = &record.caps else {
+            return Ok(record);
+        };
+        let missing = self.inner.grants.missing(caps, principal);
+        if missing.is_empty() {
+            return Ok(record);
+        }
+        let subject = self.subject(&call.target).expect("a declaration's call");
+        let body = self.refusal(&call.id, &subject, &missing);
+        record.finish(Outcome::Refused {
+            missing: missing.iter().map(|c| c.name().to_owned()).collect(),
+        });
+        Err(body)
     }
 
     /// What a call is for, when it calls a declaration (and so gets a receipt).

@@ -284,8 +284,12 @@ fn outside_a_call_the_context_is_empty() {
     assert!(ctx.scope().is_empty());
     assert!(ctx.authorize(&DESK_WRITE).is_err());
     assert!(!ctx.progress(1.0, None, None));
-    // A tool function can be called directly.
-    assert_eq!(peek(), "peeked");
+    // A tool function can be called directly (`peek` would race with the
+    // test that counts its runs).
+    assert!(
+        overreach(ctx).is_err(),
+        "desk.write is outside an empty scope"
+    );
 }
 
 /// What the request needs, and the outcome its receipt must carry.
@@ -647,4 +651,39 @@ async fn receipts_carry_the_callers_trace_id() {
     assert_eq!(fresh.len(), 32);
     assert_ne!(fresh, trace_id);
     assert_ne!(fresh, "0".repeat(32));
+}
+
+#[tokio::test]
+async fn a_refused_call_does_not_wait_for_a_handler_slot() {
+    let (server, fx) = build(|b| b.max_concurrent(1));
+    let client = client(server);
+    let hang = json!({
+        "jsonrpc": "2.0", "id": "busy", "method": "tools/call",
+        "params": {"name": "hang", "_meta": client.envelope()}
+    });
+    let (_, ()) = tokio::join!(client.send(&hang), async {
+        // The only slot is taken; the refusal still comes back at once.
+        fx.desk.hang_started.notified().await;
+        let refused = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.call_tool("close", json!({"ticket": 1})),
+        )
+        .await
+        .expect("answered without a slot");
+        assert_eq!(refused.result()["isError"], json!(true));
+        client
+            .send(&json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": "busy"}
+            }))
+            .await;
+    });
+    client.drain().await;
+    let kinds: Vec<&str> = fx
+        .receipts
+        .take()
+        .iter()
+        .map(|r| r.outcome.kind())
+        .collect();
+    assert_eq!(kinds, ["refused", "cancelled"]);
 }
