@@ -170,7 +170,7 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn s
     let listener = tokio::net::TcpListener::bind(address).await?;
     let local = listener.local_addr()?;
     // Refuses a non-loopback address: this example has no authentication.
-    let mcp = HttpServer::new(server).bind_address(local).into_router()?;
+    let mcp = HttpServer::new(server, local).into_router()?;
     let app = axum::Router::new().nest("/mcp", mcp);
     eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 at http://{local}/mcp");
     axum::serve(listener, app)

@@ -15,7 +15,7 @@ use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use bytes::Bytes;
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN};
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use serde::Deserialize;
@@ -46,17 +46,10 @@ pub(crate) async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Reque
 impl Endpoint {
     async fn serve(&self, request: Request) -> Response {
         let (parts, body) = request.into_parts();
-        let headers = &parts.headers;
-        let authority = parts.uri.authority().map(|a| a.as_str());
-        if let Err(reason) = self.protection.check(headers, authority) {
-            tracing::warn!(
-                host = ?headers.get(HOST),
-                origin = ?headers.get(ORIGIN),
-                %reason,
-                "refused an MCP request (DNS-rebinding protection)"
-            );
-            return refusal(StatusCode::FORBIDDEN, reason);
+        if let Err(refused) = self.protection.admit(&parts) {
+            return refusal(refused.status, refused.reason);
         }
+        let headers = &parts.headers;
         if parts.method != Method::POST {
             let mut response = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,

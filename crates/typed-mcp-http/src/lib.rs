@@ -21,9 +21,7 @@
 //!         )
 //!         .build()?;
 //!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
-//!     let mcp = HttpServer::new(server)
-//!         .bind_address(listener.local_addr()?)
-//!         .into_router()?;
+//!     let mcp = HttpServer::new(server, listener.local_addr()?).into_router()?;
 //!     let app = axum::Router::new().nest("/mcp", mcp);
 //!     axum::serve(listener, app).await?;
 //!     Ok(())
@@ -38,6 +36,7 @@
 //! |---|---|
 //! | `Host` or `Origin` not allowed (see below) | `403` |
 //! | not `POST` (`GET`, `DELETE`, ...) | `405` with `Allow: POST` |
+//! | no [`Principal`](typed_mcp::Principal) when [`require_authentication`](HttpServer::require_authentication) was called | `401` |
 //! | `Accept` allows neither `application/json` nor `text/event-stream` | `406` |
 //! | `Content-Type` not `application/json` | `415` |
 //! | body over the server's `max_message_bytes` | `413`, `-32600` |
@@ -57,20 +56,41 @@
 //! different clients never collide; the server's `max_concurrent` limit is
 //! shared by all of them.
 //!
+//! # Exposure: who can reach the endpoint
+//!
+//! [`HttpServer::new`] takes the address the application's listener is bound
+//! to (`listener.local_addr()?`), and the router's protection follows from it:
+//!
+//! - **Loopback** (`127.0.0.0/8` or `::1`, also written as an IPv4-mapped
+//!   IPv6 address): only programs on the same machine connect, so the threat
+//!   is a web page its users visit (DNS rebinding, below). No authentication
+//!   is needed.
+//! - **Anything else**, including the unspecified `0.0.0.0` and `::`: other
+//!   machines can connect, so the router is built only when the application
+//!   authenticates every request and says so with
+//!   [`require_authentication`](HttpServer::require_authentication); otherwise
+//!   [`into_router`](HttpServer::into_router) fails with
+//!   [`HttpError::UnprotectedBind`]. [`allow_hosts`](HttpServer::allow_hosts)
+//!   alone is not enough: a Host allow-list filters names, not callers.
+//!
+//! With authentication on a non-loopback bind, `Host` is checked against
+//! [`allow_hosts`](HttpServer::allow_hosts) (and the loopback names) when
+//! that list is given, and not checked otherwise: a DNS-rebinding page cannot
+//! send the caller's credentials (the browser files them under the real
+//! host's name, not the attacker's), so authentication already refuses it,
+//! and a public server is reached by names the library cannot guess. This
+//! holds for credentials the request carries (a token, a cookie, a client
+//! certificate); an "authentication" that trusts the caller's network address
+//! lets a rebinding page through, so list the names with `allow_hosts` then.
+//! `Origin` is checked on every bind.
+//!
 //! # DNS-rebinding protection
 //!
-//! A server bound to a loopback address (the default when
-//! [`HttpServer::bind_address`] is not called) answers only requests whose
-//! `Host` is `localhost`, `127.0.0.1` or `[::1]` (any port) and whose `Origin`,
-//! when present, is `http://` or `https://` one of those names. Other names
-//! are added with [`HttpServer::allow_hosts`] and [`HttpServer::allow_origins`].
+//! A server bound to a loopback address answers only requests whose `Host`
+//! is `localhost`, `127.0.0.1` or `[::1]` (any port) and whose `Origin`, when
+//! present, is `http://` or `https://` one of those names. Other names are
+//! added with [`HttpServer::allow_hosts`] and [`HttpServer::allow_origins`].
 //! A refused request gets `403`, a body saying why, and a `tracing` warning.
-//!
-//! A router for any other address is built only when it is protected: either
-//! the application lists the host names clients reach it by
-//! ([`allow_hosts`](HttpServer::allow_hosts)), or it declares that its own
-//! authentication layer guards the endpoint
-//! ([`require_authentication`](HttpServer::require_authentication)).
 
 #![warn(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
@@ -95,12 +115,14 @@ use protect::Protection;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HttpError {
-    /// The bind address is not loopback and nothing protects the endpoint.
+    /// The address is not loopback and
+    /// [`require_authentication`](HttpServer::require_authentication) was not
+    /// called.
     #[error(
-        "refusing to serve MCP on {address} without protection: it is not a loopback address, so other machines can reach it, and so can any web page its users visit (DNS rebinding). Either list the host names clients use to reach this server with `allow_hosts([...])` (requests naming any other Host are refused), or put an authentication layer in front of the router and call `require_authentication()`"
+        "refusing to serve MCP on {address} without authentication: it is not a loopback address (127.0.0.0/8 or ::1), so other machines can reach it. Put an authentication layer in front of the router that inserts a typed_mcp::Principal into each request's extensions and call `require_authentication()`, or bind 127.0.0.1 or [::1] and let a reverse proxy that authenticates face the network. `allow_hosts` alone does not open a non-loopback address: it filters Host names, not callers"
     )]
     UnprotectedBind {
-        /// The configured bind address.
+        /// The address given to [`HttpServer::new`].
         address: SocketAddr,
     },
     /// An [`HttpServer::allow_hosts`] entry is malformed.
@@ -135,40 +157,39 @@ pub enum HttpError {
 #[derive(Debug)]
 pub struct HttpServer {
     server: Server,
-    bind: Option<SocketAddr>,
+    local_addr: SocketAddr,
     allow_hosts: Vec<String>,
     allow_origins: Vec<String>,
     authenticated: bool,
 }
 
 impl HttpServer {
-    /// Streamable HTTP for this server, protected as a loopback server until
-    /// [`bind_address`](Self::bind_address) says otherwise.
-    pub fn new(server: Server) -> Self {
+    /// Streamable HTTP for this server, served on `local_addr`: the address
+    /// the application's listener is bound to (`listener.local_addr()?`).
+    ///
+    /// A loopback address (`127.0.0.0/8`, `::1`) turns on loopback-only `Host`
+    /// and `Origin` checks. Any other address, `0.0.0.0` and `::` included,
+    /// needs [`require_authentication`](Self::require_authentication) (see
+    /// [the crate docs](crate#exposure-who-can-reach-the-endpoint)).
+    pub fn new(server: Server, local_addr: SocketAddr) -> Self {
         HttpServer {
             server,
-            bind: None,
+            local_addr,
             allow_hosts: Vec::new(),
             allow_origins: Vec::new(),
             authenticated: false,
         }
     }
 
-    /// The address the application's listener is bound to (e.g.
-    /// `listener.local_addr()?`). A loopback address, or none, turns on
-    /// loopback-only `Host` and `Origin` checks; any other address needs
-    /// [`allow_hosts`](Self::allow_hosts) or
-    /// [`require_authentication`](Self::require_authentication).
-    pub fn bind_address(mut self, address: SocketAddr) -> Self {
-        self.bind = Some(address);
-        self
-    }
-
     /// Host names (as clients send them in `Host`) accepted besides the
     /// loopback names: `"mcp.example.com"` allows any port,
     /// `"mcp.example.com:8443"` only that one, IPv6 addresses go in brackets.
-    /// On a non-loopback bind, `Host` is then checked against this list.
-    /// Names compare case-insensitively; calls add to the list.
+    /// On an authenticated non-loopback bind, `Host` is checked only when
+    /// this list is given. Names compare case-insensitively; calls add to the
+    /// list.
+    ///
+    /// This list does not make a non-loopback bind acceptable by itself:
+    /// that takes [`require_authentication`](Self::require_authentication).
     pub fn allow_hosts<I, S>(mut self, hosts: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -192,14 +213,15 @@ impl HttpServer {
     }
 
     /// Declares that the application authenticates every request before it
-    /// reaches this router (an axum layer or middleware of its own), which
-    /// allows a non-loopback bind without [`allow_hosts`](Self::allow_hosts).
+    /// reaches this router (an axum layer or middleware of its own). This is
+    /// what allows a non-loopback bind.
     ///
     /// typed-mcp implements no authentication itself: the application's layer
     /// verifies the caller and inserts a [`typed_mcp::Principal`] into the
     /// request's extensions. Handlers see it in `ToolContext::principal()`, and
     /// sealed `requestState` is bound to it. With this flag set, a request that
-    /// reaches the router without a `Principal` is refused with `401`.
+    /// reaches the router without a `Principal` is refused with `401`, on any
+    /// bind.
     pub fn require_authentication(mut self) -> Self {
         self.authenticated = true;
         self
@@ -216,9 +238,9 @@ impl HttpServer {
     ///
     /// # Errors
     ///
-    /// [`HttpError::UnprotectedBind`] for a non-loopback bind address with
-    /// neither allowed hosts nor required authentication; an `Invalid*` error
-    /// for a malformed allow-list entry.
+    /// [`HttpError::UnprotectedBind`] for a non-loopback address without
+    /// [`require_authentication`](Self::require_authentication); an
+    /// `Invalid*` error for a malformed allow-list entry.
     pub fn into_router(self) -> Result<Router, HttpError> {
         self.mount("/")
     }
@@ -237,7 +259,7 @@ impl HttpServer {
             });
         }
         let protection = Protection::new(
-            self.bind,
+            self.local_addr,
             &self.allow_hosts,
             &self.allow_origins,
             self.authenticated,
@@ -251,27 +273,29 @@ impl HttpServer {
     }
 }
 
-/// `server.into_router()` and `server.http()` on a built [`Server`].
+/// `server.http(local_addr)` and `server.into_router(local_addr)` on a built
+/// [`Server`].
 pub trait ServerExt {
-    /// The HTTP settings for this server ([`HttpServer::new`]).
-    fn http(self) -> HttpServer;
+    /// The HTTP settings for this server served on `local_addr`
+    /// ([`HttpServer::new`]).
+    fn http(self, local_addr: SocketAddr) -> HttpServer;
 
-    /// A loopback-protected router serving the endpoint at `/`
-    /// ([`HttpServer::into_router`] with default settings).
+    /// A router serving the endpoint at `/` with default settings
+    /// ([`HttpServer::into_router`]): a loopback `local_addr` builds, any
+    /// other needs authentication, so goes through [`http`](Self::http).
     ///
     /// # Errors
     ///
-    /// None with the default settings; the `Result` matches
-    /// [`HttpServer::into_router`].
-    fn into_router(self) -> Result<Router, HttpError>;
+    /// [`HttpError::UnprotectedBind`] when `local_addr` is not loopback.
+    fn into_router(self, local_addr: SocketAddr) -> Result<Router, HttpError>;
 }
 
 impl ServerExt for Server {
-    fn http(self) -> HttpServer {
-        HttpServer::new(self)
+    fn http(self, local_addr: SocketAddr) -> HttpServer {
+        HttpServer::new(self, local_addr)
     }
 
-    fn into_router(self) -> Result<Router, HttpError> {
-        HttpServer::new(self).into_router()
+    fn into_router(self, local_addr: SocketAddr) -> Result<Router, HttpError> {
+        HttpServer::new(self, local_addr).into_router()
     }
 }

@@ -1,15 +1,20 @@
-//! DNS-rebinding protection: which `Host` and `Origin` values a request may carry.
+//! What a request must pass before the endpoint looks at it, and which
+//! addresses are served at all.
 //!
-//! A web page an attacker controls can make a browser send requests to a server
-//! on the user's machine by rebinding its own host name to `127.0.0.1`. Those
-//! requests carry the attacker's name in `Host` (and usually in `Origin`), so a
-//! server that only answers to loopback names, or to names the application
-//! lists, is out of reach.
+//! - The exposure rule ([`Protection::new`]): a router for an address beyond
+//!   loopback is built only when the application authenticates every request.
+//! - DNS-rebinding protection: which `Host` and `Origin` values a request may
+//!   carry (`403`). A web page an attacker controls can make a browser send
+//!   requests to a server on the user's machine by rebinding its own host name
+//!   to `127.0.0.1`. Those requests carry the attacker's name in `Host` (and
+//!   usually in `Origin`), so a server that only answers to loopback names, or
+//!   to names the application lists, is out of reach.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
-use http::HeaderMap;
 use http::header::{HOST, ORIGIN};
+use http::request::Parts;
+use http::{HeaderMap, StatusCode};
 
 use crate::HttpError;
 
@@ -24,7 +29,7 @@ struct HostEntry {
     port: Option<u16>,
 }
 
-/// What the endpoint accepts in `Host` and `Origin`.
+/// What a request must pass before the endpoint reads it.
 #[derive(Debug, Clone)]
 pub(crate) struct Protection {
     /// Check `Host` at all: always on a loopback bind, and on another bind
@@ -35,11 +40,27 @@ pub(crate) struct Protection {
     origins: Vec<String>,
 }
 
+/// Why a request was refused before the endpoint read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// The HTTP status to answer with.
+    pub(crate) status: StatusCode,
+    /// The message of the `-32600` body.
+    pub(crate) reason: String,
+}
+
+/// Whether only this machine can reach `ip`: `127.0.0.0/8` or `::1`, also
+/// written as IPv4-mapped IPv6 (`::ffff:127.0.0.1`). The unspecified
+/// addresses (`0.0.0.0`, `::`) listen on every interface, so are not.
+pub(crate) fn is_loopback(ip: IpAddr) -> bool {
+    ip.to_canonical().is_loopback()
+}
+
 impl Protection {
-    /// The policy for a server bound to `bind` (loopback when `None`), or the
-    /// reason it would be unprotected.
+    /// The policy for a router served on `local_addr`, or the reason it would
+    /// be unprotected: an address beyond loopback needs `authenticated`.
     pub(crate) fn new(
-        bind: Option<SocketAddr>,
+        local_addr: SocketAddr,
         hosts: &[String],
         origins: &[String],
         authenticated: bool,
@@ -52,10 +73,11 @@ impl Protection {
             .iter()
             .map(|o| parse_origin_entry(o))
             .collect::<Result<Vec<_>, _>>()?;
-        let loopback = bind.is_none_or(|addr| addr.ip().is_loopback());
-        if !loopback && hosts.is_empty() && !authenticated {
-            let address = bind.expect("a non-loopback bind is a given address");
-            return Err(HttpError::UnprotectedBind { address });
+        let loopback = is_loopback(local_addr.ip());
+        if !loopback && !authenticated {
+            return Err(HttpError::UnprotectedBind {
+                address: local_addr,
+            });
         }
         Ok(Protection {
             check_host: loopback || !hosts.is_empty(),
@@ -64,11 +86,32 @@ impl Protection {
         })
     }
 
+    /// `Ok` when the request may proceed to the endpoint's own checks, else
+    /// why not: its `Host` or `Origin` is not allowed (403). Each refusal is
+    /// logged as a warning.
+    pub(crate) fn admit(&self, parts: &Parts) -> Result<(), Refusal> {
+        let headers = &parts.headers;
+        let authority = parts.uri.authority().map(|a| a.as_str());
+        if let Err(reason) = self.check(headers, authority) {
+            tracing::warn!(
+                host = ?headers.get(HOST),
+                origin = ?headers.get(ORIGIN),
+                %reason,
+                "refused an MCP request (DNS-rebinding protection)"
+            );
+            return Err(Refusal {
+                status: StatusCode::FORBIDDEN,
+                reason,
+            });
+        }
+        Ok(())
+    }
+
     /// `Ok` when the request may proceed, else the reason to refuse it (403).
     ///
     /// `authority` is the request URI's authority, which stands in for `Host`
     /// on HTTP/2.
-    pub(crate) fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), String> {
+    fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), String> {
         if self.check_host {
             let host = match headers.get(HOST) {
                 Some(value) => Some(
@@ -226,8 +269,25 @@ mod tests {
         h
     }
 
+    const LOCAL: &str = "127.0.0.1:8000";
+
+    fn protection(
+        addr: &str,
+        hosts: &[&str],
+        origins: &[&str],
+        authenticated: bool,
+    ) -> Result<Protection, HttpError> {
+        let owned = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        Protection::new(
+            addr.parse().unwrap(),
+            &owned(hosts),
+            &owned(origins),
+            authenticated,
+        )
+    }
+
     fn loopback() -> Protection {
-        Protection::new(None, &[], &[], false).unwrap()
+        protection(LOCAL, &[], &[], false).unwrap()
     }
 
     #[test]
@@ -286,10 +346,10 @@ mod tests {
 
     #[test]
     fn allow_lists_extend_the_loopback_names() {
-        let p = Protection::new(
-            None,
-            &["mcp.example.com".into(), "other.example:8443".into()],
-            &["https://app.example.com/".into()],
+        let p = protection(
+            LOCAL,
+            &["mcp.example.com", "other.example:8443"],
+            &["https://app.example.com/"],
             false,
         )
         .unwrap();
@@ -302,24 +362,50 @@ mod tests {
     }
 
     #[test]
-    fn a_public_bind_needs_hosts_or_authentication() {
-        let public: SocketAddr = "0.0.0.0:80".parse().unwrap();
-        let err = Protection::new(Some(public), &[], &[], false).unwrap_err();
-        assert!(matches!(err, HttpError::UnprotectedBind { .. }));
-        let p = Protection::new(Some(public), &[], &[], true).unwrap();
+    fn only_loopback_addresses_count_as_loopback() {
+        for ip in ["127.0.0.1", "127.255.0.9", "::1", "::ffff:127.0.0.1"] {
+            assert!(is_loopback(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in [
+            "0.0.0.0",
+            "::",
+            "192.0.2.1",
+            "10.0.0.1",
+            "::ffff:10.0.0.1",
+            "::2",
+        ] {
+            assert!(!is_loopback(ip.parse().unwrap()), "{ip}");
+        }
+    }
+
+    #[test]
+    fn a_public_bind_needs_authentication() {
+        for public in ["0.0.0.0:80", "[::]:80", "192.0.2.1:80"] {
+            let err = protection(public, &[], &[], false).unwrap_err();
+            assert!(matches!(err, HttpError::UnprotectedBind { .. }), "{public}");
+            // A Host allow-list filters names, not callers.
+            let err = protection(public, &["mcp.example.com"], &[], false).unwrap_err();
+            assert!(matches!(err, HttpError::UnprotectedBind { .. }), "{public}");
+        }
+        let public = "0.0.0.0:80";
+        let p = protection(public, &[], &[], true).unwrap();
         assert_eq!(p.check(&headers(Some("anything"), None), None), Ok(()));
         assert!(
             p.check(&headers(Some("anything"), Some("http://evil")), None)
                 .is_err()
         );
-        let p = Protection::new(Some(public), &["mcp.example.com".into()], &[], false).unwrap();
+        let p = protection(public, &["mcp.example.com"], &[], true).unwrap();
         assert!(p.check(&headers(Some("evil"), None), None).is_err());
+        assert_eq!(
+            p.check(&headers(Some("mcp.example.com"), None), None),
+            Ok(())
+        );
     }
 
     #[test]
     fn malformed_entries_are_refused() {
-        assert!(Protection::new(None, &["http://x".into()], &[], false).is_err());
-        assert!(Protection::new(None, &["::1".into()], &[], false).is_err());
-        assert!(Protection::new(None, &[], &["example.com".into()], false).is_err());
+        assert!(protection(LOCAL, &["http://x"], &[], false).is_err());
+        assert!(protection(LOCAL, &["::1"], &[], false).is_err());
+        assert!(protection(LOCAL, &[], &["example.com"], false).is_err());
     }
 }

@@ -111,7 +111,7 @@ async fn serve_http(
         .map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let local = listener.local_addr()?;
     // Refuses a non-loopback address: this server has no authentication.
-    let mcp = HttpServer::new(server).bind_address(local).into_router()?;
+    let mcp = HttpServer::new(server, local).into_router()?;
     let app = axum::Router::new().nest("/mcp", mcp);
     eprintln!("support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database})");
     axum::serve(listener, app)

@@ -4,17 +4,15 @@ use std::sync::atomic::Ordering;
 
 use serde_json::json;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
-use typed_mcp_http::HttpServer;
 
-use crate::support::{Client, PATIENCE, Probe, Req, builder, serve, serve_default};
+use crate::support::{Client, PATIENCE, Probe, Req, builder, serve_default, serve_http};
 
 async fn small_server(max_message_bytes: usize) -> Client {
     let server = builder(&Probe::default())
         .max_message_bytes(max_message_bytes)
         .build()
         .unwrap();
-    let router = HttpServer::new(server).into_router().unwrap();
-    Client::new(serve(router).await, "/")
+    serve_http(server, |http| http).await
 }
 
 #[tokio::test]
@@ -88,8 +86,7 @@ async fn ten_thousand_levels_are_400_and_the_server_goes_on() {
 async fn two_hundred_concurrent_calls_run_at_most_eight_at_once() {
     let probe = Probe::default();
     let server = builder(&probe).max_concurrent(8).build().unwrap();
-    let router = HttpServer::new(server).into_router().unwrap();
-    let client = Client::new(serve(router).await, "/");
+    let client = serve_http(server, |http| http).await;
     let calls = (0..200).map(|_| {
         let client = client.clone();
         tokio::spawn(async move { client.send(&Req::call("gauge", json!({}))).await })

@@ -1,6 +1,7 @@
 //! Streamable HTTP on the wire: a real server on a loopback port, a real client.
 
 mod build;
+mod exposure;
 mod headers;
 mod limits;
 mod principal;

@@ -2,6 +2,8 @@
 //! `Principal` in the request's extensions; with `require_authentication()` a
 //! request without one is refused.
 
+use std::net::SocketAddr;
+
 use axum::extract::Request;
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -9,7 +11,7 @@ use serde_json::json;
 use typed_mcp::wire::CallToolResult;
 use typed_mcp::{Principal, Server, ToolDecl};
 
-use crate::support::{Client, Req, serve};
+use crate::support::{Client, Req, serve, serve_http};
 
 fn server() -> Server {
     Server::new("principals", "0.1.0")
@@ -25,8 +27,9 @@ fn server() -> Server {
         .unwrap()
 }
 
-/// A stand-in for an application's token check.
-async fn authenticate(mut request: Request, next: Next) -> Response {
+/// A stand-in for an application's token check: `Authorization: Bearer <id>`
+/// makes `<id>` the principal.
+pub async fn authenticate(mut request: Request, next: Next) -> Response {
     let caller = request
         .headers()
         .get("authorization")
@@ -41,12 +44,15 @@ async fn authenticate(mut request: Request, next: Next) -> Response {
 
 #[tokio::test]
 async fn the_authenticated_principal_reaches_the_handler() {
-    let mcp = typed_mcp_http::HttpServer::new(server())
-        .require_authentication()
-        .into_router()
-        .unwrap()
-        .layer(middleware::from_fn(authenticate));
-    let client = Client::new(serve(mcp).await, "/");
+    let addr = serve(|addr| {
+        typed_mcp_http::HttpServer::new(server(), addr)
+            .require_authentication()
+            .into_router()
+            .unwrap()
+            .layer(middleware::from_fn(authenticate))
+    })
+    .await;
+    let client = Client::new(addr, "/");
 
     let call = Req::call("whoami", json!({}));
     let reply = client
@@ -62,15 +68,7 @@ async fn the_authenticated_principal_reaches_the_handler() {
 
 #[tokio::test]
 async fn without_a_requirement_there_may_be_no_principal() {
-    let client = Client::new(
-        serve(
-            typed_mcp_http::HttpServer::new(server())
-                .into_router()
-                .unwrap(),
-        )
-        .await,
-        "/",
-    );
+    let client = serve_http(server(), |http| http).await;
     let reply = client.send(&Req::call("whoami", json!({}))).await;
     assert_eq!(reply.json()["result"]["content"][0]["text"], "nobody");
 }
@@ -80,7 +78,7 @@ const DESK_ADMIN: typed_mcp::Capability =
 
 /// A server whose `purge` tool needs `desk.admin`, granted to alice only, and
 /// which hides what a caller may not use.
-fn governed(receipts: typed_mcp::receipt::MemorySink) -> axum::Router {
+fn governed(receipts: typed_mcp::receipt::MemorySink, addr: SocketAddr) -> axum::Router {
     let server = Server::new("governed", "0.1.0")
         .tool(
             ToolDecl::builder("purge")
@@ -104,7 +102,7 @@ fn governed(receipts: typed_mcp::receipt::MemorySink) -> axum::Router {
         .receipt_sink(receipts)
         .build()
         .unwrap();
-    typed_mcp_http::HttpServer::new(server)
+    typed_mcp_http::HttpServer::new(server, addr)
         .into_router()
         .unwrap()
         .layer(middleware::from_fn(authenticate))
@@ -113,7 +111,7 @@ fn governed(receipts: typed_mcp::receipt::MemorySink) -> axum::Router {
 #[tokio::test]
 async fn capabilities_follow_the_principal_over_http() {
     let receipts = typed_mcp::receipt::MemorySink::new();
-    let client = Client::new(serve(governed(receipts.clone())).await, "/");
+    let client = Client::new(serve(|addr| governed(receipts.clone(), addr)).await, "/");
     let as_user = |req: Req, who: &str| req.header("authorization", &format!("Bearer {who}"));
     let list = Req::rpc("tools/list", json!({}));
 

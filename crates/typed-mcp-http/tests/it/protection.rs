@@ -1,9 +1,7 @@
 //! DNS-rebinding protection: Host and Origin.
 
+use crate::support::{Probe, Req, Warnings, serve_default, serve_http, server};
 use serde_json::json;
-use typed_mcp_http::HttpServer;
-
-use crate::support::{Client, Probe, Req, serve, serve_default, server};
 
 fn discover() -> Req {
     Req::rpc("server/discover", json!({}))
@@ -75,12 +73,11 @@ async fn loopback_hosts_and_origins_with_ports_pass() {
 
 #[tokio::test]
 async fn allow_lists_admit_more_names() {
-    let router = HttpServer::new(server(&Probe::default()))
-        .allow_hosts(["mcp.example.com"])
-        .allow_origins(["https://app.example.com"])
-        .into_router()
-        .unwrap();
-    let client = Client::new(serve(router).await, "/");
+    let client = serve_http(server(&Probe::default()), |http| {
+        http.allow_hosts(["mcp.example.com"])
+            .allow_origins(["https://app.example.com"])
+    })
+    .await;
     let req = discover()
         .header("host", "MCP.example.com:8443")
         .header("origin", "https://app.example.com");
@@ -92,71 +89,6 @@ async fn allow_lists_admit_more_names() {
 }
 
 #[tokio::test]
-async fn an_authenticated_public_bind_checks_origin_but_not_host() {
-    let router = HttpServer::new(server(&Probe::default()))
-        .bind_address("0.0.0.0:8080".parse().unwrap())
-        .require_authentication()
-        .into_router()
-        .unwrap()
-        // A stand-in for the application's authentication layer.
-        .layer(axum::middleware::from_fn(
-            |mut request: axum::extract::Request, next: axum::middleware::Next| async move {
-                request
-                    .extensions_mut()
-                    .insert(typed_mcp::Principal::new("tester"));
-                next.run(request).await
-            },
-        ));
-    let client = Client::new(serve(router).await, "/");
-    let req = discover().header("host", "mcp.example.com");
-    assert_eq!(client.send(&req).await.status, 200);
-    let req = discover().header("origin", "https://evil.example.com");
-    assert_eq!(client.send(&req).await.status, 403);
-}
-
-/// Collects every warning of this test binary (installed once, globally: a
-/// thread-scoped subscriber misses events whose callsite another test thread
-/// registered first).
-#[derive(Clone, Default)]
-struct Warnings(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
-
-impl Warnings {
-    fn global() -> &'static Warnings {
-        static WARNINGS: std::sync::OnceLock<Warnings> = std::sync::OnceLock::new();
-        WARNINGS.get_or_init(|| {
-            let warnings = Warnings::default();
-            tracing::subscriber::set_global_default(warnings.clone())
-                .expect("no other global subscriber in this test binary");
-            warnings
-        })
-    }
-}
-
-impl tracing::Subscriber for Warnings {
-    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
-        *metadata.level() == tracing::Level::WARN
-    }
-    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
-        tracing::span::Id::from_u64(1)
-    }
-    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
-    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
-    fn event(&self, event: &tracing::Event<'_>) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!("{}={value:?} ", field.name()));
-            }
-        }
-        let mut fields = Fields(String::new());
-        event.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-    fn enter(&self, _: &tracing::span::Id) {}
-    fn exit(&self, _: &tracing::span::Id) {}
-}
-
-#[tokio::test]
 async fn a_refusal_is_logged_with_its_reason() {
     let warnings = Warnings::global();
     let client = serve_default(&Probe::default()).await;
@@ -164,11 +96,7 @@ async fn a_refusal_is_logged_with_its_reason() {
         .send(&discover().header("host", "logged.evil.example.com"))
         .await;
     assert_eq!(reply.status, 403);
-    let logged = warnings.0.lock().unwrap();
-    let line = logged
-        .iter()
-        .find(|line| line.contains("logged.evil.example.com"))
-        .unwrap_or_else(|| panic!("a warning naming the host, got {logged:?}"));
+    let line = warnings.find("logged.evil.example.com");
     assert!(line.contains("DNS-rebinding"), "{line}");
     assert!(line.contains("reason="), "{line}");
 }

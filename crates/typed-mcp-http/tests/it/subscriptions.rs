@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use typed_mcp::wire::ResourceContents;
 use typed_mcp::{ResourceDecl, Server};
 
-use crate::support::{Client, PATIENCE, Req, serve, sse_events};
+use crate::support::{PATIENCE, Req, serve_http, sse_events};
 
 fn server() -> Server {
     Server::new("http-subscriptions", "0.1.0")
@@ -39,10 +39,7 @@ async fn next_event(body: &mut hyper::body::Incoming) -> Value {
 async fn a_subscription_is_an_sse_stream_until_the_client_closes_it() {
     let server = server();
     let updates = server.resource_updates().clone();
-    let router = typed_mcp_http::HttpServer::new(server)
-        .into_router()
-        .unwrap();
-    let client = Client::new(serve(router).await, "/");
+    let client = serve_http(server, |http| http).await;
     let listen = Req::rpc(
         "subscriptions/listen",
         json!({"notifications": {"resourceSubscriptions": ["file:///watched"]}}),

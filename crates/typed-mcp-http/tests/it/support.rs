@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
 use typed_mcp::{Server, ServerBuilder, ToolDecl, ToolError};
+use typed_mcp_http::HttpServer;
 
 /// Long enough that nothing times out on a loaded machine; tests never assert
 /// on timing, only that something happened before this.
@@ -142,22 +143,33 @@ pub fn server(probe: &Probe) -> Server {
     builder(probe).build().expect("the test server builds")
 }
 
-/// A router served on a fresh loopback port until the test's runtime ends.
-pub async fn serve(router: axum::Router) -> SocketAddr {
+/// A router built for a fresh loopback port (`router` gets its address) and
+/// served there until the test's runtime ends.
+pub async fn serve(router: impl FnOnce(SocketAddr) -> axum::Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
     let addr = listener.local_addr().expect("a local address");
+    let router = router(addr);
     tokio::spawn(async move { axum::serve(listener, router).await });
     addr
 }
 
+/// A client of `http` (whose settings `http` chooses) served on a fresh
+/// loopback port at `/`.
+pub async fn serve_http(server: Server, http: impl FnOnce(HttpServer) -> HttpServer) -> Client {
+    let addr = serve(|addr| {
+        http(HttpServer::new(server, addr))
+            .into_router()
+            .expect("the router builds")
+    })
+    .await;
+    Client::new(addr, "/")
+}
+
 /// The endpoint at `/` with default (loopback) settings.
 pub async fn serve_default(probe: &Probe) -> Client {
-    let router = typed_mcp_http::HttpServer::new(server(probe))
-        .into_router()
-        .expect("a loopback router builds");
-    Client::new(serve(router).await, "/")
+    serve_http(server(probe), |http| http).await
 }
 
 /// A real HTTP/1.1 client for one server.
@@ -391,4 +403,57 @@ pub async fn wait_for(flag: &AtomicBool, what: &str) {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// Collects every warning of this test binary (installed once, globally: a
+/// thread-scoped subscriber misses events whose callsite another test thread
+/// registered first).
+#[derive(Clone, Default)]
+pub struct Warnings(Arc<std::sync::Mutex<Vec<String>>>);
+
+impl Warnings {
+    pub fn global() -> &'static Warnings {
+        static WARNINGS: std::sync::OnceLock<Warnings> = std::sync::OnceLock::new();
+        WARNINGS.get_or_init(|| {
+            let warnings = Warnings::default();
+            tracing::subscriber::set_global_default(warnings.clone())
+                .expect("no other global subscriber in this test binary");
+            warnings
+        })
+    }
+
+    /// The first warning logged so far that contains `text`.
+    #[track_caller]
+    pub fn find(&self, text: &str) -> String {
+        let logged = self.0.lock().unwrap();
+        logged
+            .iter()
+            .find(|line| line.contains(text))
+            .cloned()
+            .unwrap_or_else(|| panic!("a warning containing {text:?}, got {logged:?}"))
+    }
+}
+
+impl tracing::Subscriber for Warnings {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        *metadata.level() == tracing::Level::WARN
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!("{}={value:?} ", field.name()));
+            }
+        }
+        let mut fields = Fields(String::new());
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
