@@ -34,6 +34,7 @@
 //!
 //! | request | answer |
 //! |---|---|
+//! | headers over [`max_header_bytes`](HttpServer::max_header_bytes) (64 KiB by default) | `431` |
 //! | `Host` or `Origin` not allowed (see below) | `403` |
 //! | not `POST` (`GET`, `DELETE`, ...) | `405` with `Allow: POST` |
 //! | no [`Principal`](typed_mcp::Principal) when [`require_authentication`](HttpServer::require_authentication) was called | `401` |
@@ -55,6 +56,16 @@
 //! Every `POST` is a separate call with its own id space, so ids from
 //! different clients never collide; the server's `max_concurrent` limit is
 //! shared by all of them.
+//!
+//! # Header size
+//!
+//! The endpoint refuses a request whose headers add up to more than
+//! [`max_header_bytes`](HttpServer::max_header_bytes): the sum, over every
+//! header line, of the name's and the value's length in bytes (64 KiB unless
+//! set). The answer is `431` with a `-32600` body giving the limit and the
+//! size found, and a `tracing` warning. hyper's own limits (its read buffer of
+//! about 400 KiB and 100 headers by default, set on the application's
+//! listener) apply before this one.
 //!
 //! # Exposure: who can reach the endpoint
 //!
@@ -161,6 +172,7 @@ pub struct HttpServer {
     allow_hosts: Vec<String>,
     allow_origins: Vec<String>,
     authenticated: bool,
+    max_header_bytes: usize,
 }
 
 impl HttpServer {
@@ -178,6 +190,7 @@ impl HttpServer {
             allow_hosts: Vec::new(),
             allow_origins: Vec::new(),
             authenticated: false,
+            max_header_bytes: protect::DEFAULT_MAX_HEADER_BYTES,
         }
     }
 
@@ -233,6 +246,15 @@ impl HttpServer {
         self.authenticated
     }
 
+    /// The most header bytes a request may carry: the sum, over every header
+    /// line, of its name's and its value's length. Default 64 KiB (65 536).
+    /// A request over it is refused with `431` and a `-32600` body giving the
+    /// limit and the size found, before any other check.
+    pub fn max_header_bytes(mut self, bytes: usize) -> Self {
+        self.max_header_bytes = bytes;
+        self
+    }
+
     /// A router serving the MCP endpoint at its root `/`, for the application
     /// to nest where it likes (`Router::new().nest("/mcp", router)`).
     ///
@@ -263,6 +285,7 @@ impl HttpServer {
             &self.allow_hosts,
             &self.allow_origins,
             self.authenticated,
+            self.max_header_bytes,
         )?;
         let endpoint = Arc::new(Endpoint {
             server: self.server,

@@ -3,6 +3,7 @@
 //!
 //! - The exposure rule ([`Protection::new`]): a router for an address beyond
 //!   loopback is built only when the application authenticates every request.
+//! - A bound on the request's header bytes (`431`), checked first.
 //! - DNS-rebinding protection: which `Host` and `Origin` values a request may
 //!   carry (`403`). A web page an attacker controls can make a browser send
 //!   requests to a server on the user's machine by rebinding its own host name
@@ -18,6 +19,9 @@ use http::{HeaderMap, StatusCode};
 
 use crate::HttpError;
 
+/// [`crate::HttpServer::max_header_bytes`] unless set: 64 KiB.
+pub(crate) const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
+
 /// The names a loopback server answers to (with any port).
 const LOOPBACK_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "[::1]"];
 
@@ -32,6 +36,8 @@ struct HostEntry {
 /// What a request must pass before the endpoint reads it.
 #[derive(Debug, Clone)]
 pub(crate) struct Protection {
+    /// The most header bytes (names plus values) a request may carry.
+    max_header_bytes: usize,
     /// Check `Host` at all: always on a loopback bind, and on another bind
     /// when the application listed hosts.
     check_host: bool,
@@ -56,6 +62,14 @@ pub(crate) fn is_loopback(ip: IpAddr) -> bool {
     ip.to_canonical().is_loopback()
 }
 
+/// The sum of every header line's name and value lengths.
+fn header_bytes(headers: &HeaderMap) -> usize {
+    headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len())
+        .sum()
+}
+
 impl Protection {
     /// The policy for a router served on `local_addr`, or the reason it would
     /// be unprotected: an address beyond loopback needs `authenticated`.
@@ -64,6 +78,7 @@ impl Protection {
         hosts: &[String],
         origins: &[String],
         authenticated: bool,
+        max_header_bytes: usize,
     ) -> Result<Protection, HttpError> {
         let hosts = hosts
             .iter()
@@ -80,6 +95,7 @@ impl Protection {
             });
         }
         Ok(Protection {
+            max_header_bytes,
             check_host: loopback || !hosts.is_empty(),
             hosts,
             origins,
@@ -87,10 +103,25 @@ impl Protection {
     }
 
     /// `Ok` when the request may proceed to the endpoint's own checks, else
-    /// why not: its `Host` or `Origin` is not allowed (403). Each refusal is
-    /// logged as a warning.
+    /// why not: its headers are too large (431), or its `Host` or `Origin` is
+    /// not allowed (403). Each refusal is logged as a warning.
     pub(crate) fn admit(&self, parts: &Parts) -> Result<(), Refusal> {
         let headers = &parts.headers;
+        let found = header_bytes(headers);
+        if found > self.max_header_bytes {
+            let limit = self.max_header_bytes;
+            tracing::warn!(
+                limit,
+                found,
+                "refused an MCP request: its headers exceed the size limit"
+            );
+            return Err(Refusal {
+                status: StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+                reason: format!(
+                    "request headers of {found} bytes exceed the limit of {limit} bytes (names and values of every header, summed)"
+                ),
+            });
+        }
         let authority = parts.uri.authority().map(|a| a.as_str());
         if let Err(reason) = self.check(headers, authority) {
             tracing::warn!(
@@ -283,6 +314,7 @@ mod tests {
             &owned(hosts),
             &owned(origins),
             authenticated,
+            DEFAULT_MAX_HEADER_BYTES,
         )
     }
 
@@ -399,6 +431,55 @@ mod tests {
         assert_eq!(
             p.check(&headers(Some("mcp.example.com"), None), None),
             Ok(())
+        );
+    }
+
+    fn parts(headers: &[(&str, String)]) -> Parts {
+        let mut request = http::Request::builder().uri("/");
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    #[test]
+    fn headers_are_counted_by_name_and_value_bytes() {
+        let p = loopback();
+        let host = ("host", "localhost".to_owned()); // 4 + 9 bytes
+        let pad = |n| ("x-pad", "a".repeat(n));
+        let at_limit = parts(&[host.clone(), pad(DEFAULT_MAX_HEADER_BYTES - 13 - 5)]);
+        assert_eq!(header_bytes(&at_limit.headers), DEFAULT_MAX_HEADER_BYTES);
+        assert_eq!(p.admit(&at_limit), Ok(()));
+        let over = parts(&[host, pad(DEFAULT_MAX_HEADER_BYTES - 13 - 4)]);
+        let refusal = p.admit(&over).unwrap_err();
+        assert_eq!(refusal.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
+        assert!(refusal.reason.contains("65537 bytes"), "{}", refusal.reason);
+        assert!(
+            refusal.reason.contains("limit of 65536"),
+            "{}",
+            refusal.reason
+        );
+        // Every value of a repeated header counts, each with its name.
+        let mut repeated = parts(&[]);
+        repeated.headers.append("a", "bc".parse().unwrap());
+        repeated.headers.append("a", "de".parse().unwrap());
+        assert_eq!(header_bytes(&repeated.headers), 6);
+    }
+
+    #[test]
+    fn the_size_limit_comes_before_host_checks() {
+        let p = loopback();
+        let refusal = p
+            .admit(&parts(&[("host", "evil.example".to_owned())]))
+            .unwrap_err();
+        assert_eq!(refusal.status, StatusCode::FORBIDDEN);
+        let big = parts(&[
+            ("host", "evil.example".to_owned()),
+            ("x-pad", "a".repeat(DEFAULT_MAX_HEADER_BYTES)),
+        ]);
+        assert_eq!(
+            p.admit(&big).unwrap_err().status,
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
         );
     }
 

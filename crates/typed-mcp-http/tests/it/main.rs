@@ -2,6 +2,7 @@
 
 mod build;
 mod exposure;
+mod header_size;
 mod headers;
 mod limits;
 mod principal;
