@@ -41,15 +41,17 @@
 //! | `Accept` allows neither `application/json` nor `text/event-stream` | `406` |
 //! | `Content-Type` not `application/json` | `415` |
 //! | body over the server's `max_message_bytes` | `413`, `-32600` |
+//! | a JSON array (a batch, `[]` included) | `400`, one `-32600`: MCP has no batches |
 //! | a notification | `202`, no body |
 //! | anything the router answers (errors, lists, `server/discover`) | the router's status (`400` for malformed input, header, envelope and version errors, `404` for `-32601`, `200` otherwise) |
 //! | a call without `progressToken` or `logLevel` in `_meta` | `200`, the response as `application/json` |
 //! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent |
 //!
 //! Every body is one line of JSON; refusals by the transport itself carry an
-//! id-less `-32600` error saying why. The `MCP-Protocol-Version`, `Mcp-Method`,
-//! `Mcp-Name` and `Mcp-Param-*` headers are checked against the body by the
-//! router (`-32020`, `400`).
+//! id-less `-32600` error saying why (MCP's form of JSON-RPC's `"id": null`:
+//! its schema makes the id of an error optional and never `null`). The
+//! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` headers
+//! are checked against the body by the router (`-32020`, `400`).
 //!
 //! Closing the response stream (a client that disconnects or gives up) cancels
 //! the call: its handler's future is dropped and nothing more is sent for it.

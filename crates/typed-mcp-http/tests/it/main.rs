@@ -1,5 +1,6 @@
 //! Streamable HTTP on the wire: a real server on a loopback port, a real client.
 
+mod batch;
 mod build;
 mod exposure;
 mod header_size;
