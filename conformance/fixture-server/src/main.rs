@@ -122,7 +122,7 @@ async fn test_tool_with_progress(ctx: ToolContext) -> ContentBlock {
         if step > 0 {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        ctx.progress(done, Some(100.0), None);
+        ctx.progress(done, Some(100.0), None).await;
     }
     match serde_json::to_value(&token) {
         Ok(Value::String(token)) => ContentBlock::text(token),
@@ -135,10 +135,12 @@ async fn test_tool_with_progress(ctx: ToolContext) -> ContentBlock {
 /// `io.modelcontextprotocol/logLevel`) and answer with text.
 #[tool(read_only)]
 async fn test_logging_tool(ctx: ToolContext) -> ContentBlock {
-    let sent = ctx.log(
-        LoggingLevel::Info,
-        json!({"message": "test_logging_tool ran"}),
-    );
+    let sent = ctx
+        .log(
+            LoggingLevel::Info,
+            json!({"message": "test_logging_tool ran"}),
+        )
+        .await;
     ContentBlock::text(if sent {
         "Logged one message."
     } else {

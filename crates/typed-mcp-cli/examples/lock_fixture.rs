@@ -66,9 +66,11 @@ fn add(a: i64, b: i64) -> i64 {
 async fn count(ctx: ToolContext, to: u8) -> u8 {
     let to = to.min(10);
     for step in 1..=to {
-        ctx.progress(f64::from(step), Some(f64::from(to)), Some("counting"));
+        ctx.progress(f64::from(step), Some(f64::from(to)), Some("counting"))
+            .await;
     }
-    ctx.log(LoggingLevel::Info, format!("counted to {to}"));
+    ctx.log(LoggingLevel::Info, format!("counted to {to}"))
+        .await;
     to
 }
 

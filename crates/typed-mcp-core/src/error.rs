@@ -26,6 +26,14 @@ pub mod code {
     pub const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
     /// The request names a protocol version this server does not implement.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
+    /// The server is saturated and did not accept the request; retry later.
+    /// Application-defined (outside the ranges JSON-RPC and MCP reserve).
+    /// Streamable HTTP answers it with `503` and `Retry-After`.
+    pub const SERVER_OVERLOADED: i32 = -31002;
+    /// A layer the application put around the handlers (see
+    /// `ServerBuilder::layer` in typed-mcp) refused the request.
+    /// Application-defined, like [`SERVER_OVERLOADED`].
+    pub const REFUSED_BY_LAYER: i32 = -31003;
 }
 
 /// A JSON-RPC error object: `{code, message, data?}`.
@@ -116,6 +124,13 @@ impl RpcError {
         .with_data(json!({ "supported": SUPPORTED_VERSIONS, "requested": requested }))
     }
 
+    /// `-31002`: the server did not accept the request because it is
+    /// saturated; `retry_after_ms` tells the client when to retry.
+    pub fn overloaded(message: impl Into<String>, retry_after_ms: u64) -> Self {
+        Self::new(code::SERVER_OVERLOADED, message)
+            .with_data(json!({ "retryAfterMs": retry_after_ms }))
+    }
+
     /// The HTTP status Streamable HTTP answers this error with when it is raised by
     /// the protocol layer (see the router's module docs for the policy).
     pub fn http_status(&self) -> u16 {
@@ -127,6 +142,7 @@ impl RpcError {
             | code::MISSING_REQUIRED_CLIENT_CAPABILITY
             | code::UNSUPPORTED_PROTOCOL_VERSION => 400,
             code::INTERNAL_ERROR => 500,
+            code::SERVER_OVERLOADED => 503,
             _ => 200,
         }
     }

@@ -63,7 +63,10 @@ pub mod wire;
 pub use error::{RpcError, code};
 pub use guard::Limits;
 pub use id::{ProgressToken, RequestId};
-pub use router::{Answer, Call, Decision, Dropped, Facts, RequestMeta, Router, Target};
+pub use router::{
+    Answer, AnsweredRequest, Call, Decision, Declaration, Dropped, Facts, RequestMeta, Router,
+    Target,
+};
 
 /// The protocol revision this crate implements.
 pub const PROTOCOL_VERSION: &str = "2026-07-28";

@@ -140,6 +140,49 @@ pub struct Answer {
     pub body: Vec<u8>,
     /// The HTTP status for Streamable HTTP.
     pub http_status: u16,
+    /// What the router read of the request it answered, when it read its
+    /// `id` and `method`: the runtime opens the request's span from it, and a
+    /// receipt when the request named a declaration. `None` for a message
+    /// refused before its shape was known (a parse error, a batch, an
+    /// oversized line).
+    pub request: Option<Box<AnsweredRequest>>,
+}
+
+/// What the router learned of a request it answered itself (see
+/// [`Answer::request`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AnsweredRequest {
+    /// The request id.
+    pub id: RequestId,
+    /// The method named by the request.
+    pub method: String,
+    /// `_meta.traceparent`, once the envelope was read.
+    pub traceparent: Option<String>,
+    /// `_meta.tracestate`, once the envelope was read.
+    pub tracestate: Option<String>,
+    /// The declaration the request named, when it was refused after its
+    /// target was found (a header mismatch, malformed multi round-trip
+    /// fields, a missing client capability, a missing prompt argument).
+    pub declaration: Option<Declaration>,
+    /// The JSON-RPC error code, when the answer is an error.
+    pub error_code: Option<i32>,
+}
+
+/// A declaration of the catalog, as a refused request named it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declaration {
+    /// Index into [`Catalog::tools`].
+    Tool(usize),
+    /// Index into [`Catalog::prompts`].
+    Prompt(usize),
+    /// A resource URI and the declaration that serves it.
+    Resource {
+        /// The requested URI.
+        uri: String,
+        /// Which declaration serves it.
+        matched: ResourceMatch,
+    },
 }
 
 impl Answer {
@@ -147,6 +190,7 @@ impl Answer {
         Answer {
             body: encode::error(id, &error),
             http_status,
+            request: None,
         }
     }
 
@@ -442,20 +486,35 @@ impl Router {
             return Decision::Drop(notification(method, params, message));
         };
 
-        match self.route_request(&id, &method, &mut params, message, facts) {
-            Ok(decision) => decision,
-            Err((error, status)) => Decision::Answer(Answer::error(Some(&id), error, status)),
-        }
+        let mut seen = AnsweredRequest {
+            id,
+            method,
+            traceparent: None,
+            tracestate: None,
+            declaration: None,
+            error_code: None,
+        };
+        let routed = self.route_request(&mut seen, &mut params, message, facts);
+        let mut answer = match routed {
+            Ok(Decision::Answer(answer)) => answer,
+            Ok(decision) => return decision,
+            Err((error, status)) => {
+                seen.error_code = Some(error.code);
+                Answer::error(Some(&seen.id), error, status)
+            }
+        };
+        answer.request = Some(Box::new(seen));
+        Decision::Answer(answer)
     }
 
     fn route_request(
         &self,
-        id: &RequestId,
-        method: &str,
+        seen: &mut AnsweredRequest,
         params: &mut Option<Map<String, Value>>,
         message: &[u8],
         facts: &Facts<'_>,
     ) -> Result<Decision, Refusal> {
+        let (id, method) = (&seen.id, seen.method.as_str());
         // Rung 7: the legacy handshake.
         if method == methods::INITIALIZE {
             let requested = params
@@ -553,6 +612,8 @@ impl Router {
 
         // Rung 12: the rest of the envelope.
         let meta = finish_meta(version, capabilities, meta, message)?;
+        seen.traceparent.clone_from(&meta.traceparent);
+        seen.tracestate.clone_from(&meta.tracestate);
 
         // Rung 13: method known and offered.
         let caps = &self.catalog.capabilities;
@@ -639,20 +700,23 @@ impl Router {
             }
         }
 
-        // Rungs 15-19, per method.
+        // Rungs 15-19, per method. From the moment its target is known, a
+        // refused request names its declaration (for its receipt).
+        let declared = &mut seen.declaration;
         let target = match method {
             methods::SUBSCRIPTIONS_LISTEN => listen_target(params)?,
-            methods::TOOLS_CALL => self.tool_target(params, headers)?,
-            methods::RESOURCES_READ => self.resource_target(params)?,
-            methods::PROMPTS_GET => self.prompt_target(params)?,
+            methods::TOOLS_CALL => self.tool_target(params, headers, declared)?,
+            methods::RESOURCES_READ => self.resource_target(params, declared)?,
+            methods::PROMPTS_GET => self.prompt_target(params, declared)?,
             _ => self.completion_target(params)?,
         };
         let (input_responses, request_state) = mrtr_fields(params)?;
         if let Target::Tool { index, .. } = &target {
             self.check_client_capabilities(*index, &meta)?;
         }
+        let id = seen.id.clone();
         Ok(Decision::Invoke(Box::new(Call {
-            id: id.clone(),
+            id,
             meta,
             target,
             input_responses,
@@ -687,6 +751,7 @@ impl Router {
         &self,
         params: &mut Map<String, Value>,
         headers: Option<&dyn Headers>,
+        declared: &mut Option<Declaration>,
     ) -> Result<Target, Refusal> {
         let name = required_string(params, "name")?;
         let arguments = match params.remove("arguments") {
@@ -698,6 +763,7 @@ impl Router {
             .catalog
             .tool_index(&name)
             .ok_or_else(|| params_error(format!("unknown tool {name:?}")))?;
+        *declared = Some(Declaration::Tool(index));
         if let Some(h) = headers {
             for param in &self.catalog.tools[index].header_params {
                 check_param_header(h, param, &arguments)?;
@@ -706,32 +772,44 @@ impl Router {
         Ok(Target::Tool { index, arguments })
     }
 
-    fn resource_target(&self, params: &mut Map<String, Value>) -> Result<Target, Refusal> {
+    fn resource_target(
+        &self,
+        params: &mut Map<String, Value>,
+        declared: &mut Option<Declaration>,
+    ) -> Result<Target, Refusal> {
         let uri = required_string(params, "uri")?;
-        if let Some(&index) = self.catalog.resource_index.get(&uri) {
-            return Ok(Target::Resource {
-                uri,
-                matched: ResourceMatch::Static(index),
-            });
-        }
-        for (index, (_, template)) in self.catalog.templates.iter().enumerate() {
-            if let Some(variables) = template.matches(&uri) {
-                return Ok(Target::Resource {
-                    uri,
-                    matched: ResourceMatch::Template { index, variables },
-                });
-            }
-        }
-        Err((RpcError::resource_not_found(&uri), 200))
+        let matched = match self.catalog.resource_index.get(&uri) {
+            Some(&index) => ResourceMatch::Static(index),
+            None => self
+                .catalog
+                .templates
+                .iter()
+                .enumerate()
+                .find_map(|(index, (_, template))| {
+                    let variables = template.matches(&uri)?;
+                    Some(ResourceMatch::Template { index, variables })
+                })
+                .ok_or_else(|| (RpcError::resource_not_found(&uri), 200))?,
+        };
+        *declared = Some(Declaration::Resource {
+            uri: uri.clone(),
+            matched: matched.clone(),
+        });
+        Ok(Target::Resource { uri, matched })
     }
 
-    fn prompt_target(&self, params: &mut Map<String, Value>) -> Result<Target, Refusal> {
+    fn prompt_target(
+        &self,
+        params: &mut Map<String, Value>,
+        declared: &mut Option<Declaration>,
+    ) -> Result<Target, Refusal> {
         let name = required_string(params, "name")?;
         let arguments = string_map(params.remove("arguments"), "arguments")?;
         let index = self
             .catalog
             .prompt_index(&name)
             .ok_or_else(|| params_error(format!("unknown prompt {name:?}")))?;
+        *declared = Some(Declaration::Prompt(index));
         let prompt = &self.catalog.prompts[index].prompt;
         if let Some(missing) =
             required_prompt_arguments(prompt).find(|a| !arguments.contains_key(&a.name))
@@ -858,6 +936,7 @@ fn answer_raw(id: &RequestId, result: &str) -> Decision {
     Decision::Answer(Answer {
         body: encode::result_raw(id, result),
         http_status: 200,
+        request: None,
     })
 }
 

@@ -10,19 +10,21 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use bytes::Bytes;
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE};
+use futures_util::future::BoxFuture;
+use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
-use serde::Deserialize;
-use tokio::sync::mpsc::UnboundedReceiver;
 use typed_mcp::core::router::Headers;
-use typed_mcp::core::{Decision, Facts, RequestId, RpcError, encode};
-use typed_mcp::dispatch::{Accepted, Connection, Outbox};
+use typed_mcp::core::{RequestId, RpcError, encode};
+use typed_mcp::transport::{
+    Accepted, Connection, Inbound, Inbox, Message, Outbox, Outgoing, Reply, Reservation, Shutdown,
+};
 use typed_mcp::{Principal, Server};
 
 use crate::negotiate::{Accepts, check_content_type};
@@ -36,6 +38,9 @@ pub(crate) struct Endpoint {
     /// Refuse requests that the application's authentication layer did not
     /// mark with a [`Principal`].
     pub(crate) require_principal: bool,
+    /// Once triggered, new requests get `503` and calls in flight are
+    /// cancelled after the server's drain deadline.
+    pub(crate) shutdown: Option<Shutdown>,
 }
 
 /// The axum handler of the endpoint.
@@ -50,6 +55,9 @@ impl Endpoint {
             return refusal(refused.status, refused.reason);
         }
         let headers = &parts.headers;
+        if self.shutdown.as_ref().is_some_and(Shutdown::is_triggered) {
+            return overloaded("the server is shutting down");
+        }
         if parts.method != Method::POST {
             let mut response = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,
@@ -92,6 +100,18 @@ impl Endpoint {
                 "message of {len} bytes exceeds the limit of {max} bytes"
             ));
         }
+        // Ids of different clients may collide: every POST gets its own
+        // connection (its own in-flight registry).
+        let connection = Connection::new(self.server.clone());
+        // Room in the server's byte budget is taken before the body is read,
+        // so many large bodies at once wait in the network, not in memory.
+        let reservation = match declared {
+            Some(len) => match connection.reserve(len as usize).await {
+                Some(reservation) => Some(reservation),
+                None => return overloaded("too many bytes in flight"),
+            },
+            None => None,
+        };
         let body = match Limited::new(body, max).collect().await {
             Ok(collected) => collected.to_bytes(),
             Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
@@ -104,62 +124,57 @@ impl Endpoint {
                 );
             }
         };
-        self.dispatch(&body, headers, accepts, principal).await
+        let request = Post {
+            connection,
+            body,
+            reservation,
+            accepts,
+            principal,
+        };
+        self.dispatch(request, headers).await
     }
 
-    async fn dispatch(
-        &self,
-        body: &[u8],
-        headers: &HeaderMap,
-        accepts: Accepts,
-        principal: Option<Principal>,
-    ) -> Response {
-        let decision = {
+    async fn dispatch(&self, request: Post, headers: &HeaderMap) -> Response {
+        let Post {
+            connection,
+            body,
+            reservation,
+            accepts,
+            principal,
+        } = request;
+        let (outbox, mut inbox) = Outbox::channel();
+        let accepted = {
             let request_headers = RequestHeaders(headers);
-            let lists = self.server.list_view(principal.as_ref());
-            let facts = Facts {
-                headers: Some(&request_headers),
-                lists: lists.as_deref(),
-            };
-            self.server.router().route(body, &facts)
+            let inbound = Inbound::default()
+                .headers(&request_headers)
+                .principal(principal.as_ref());
+            connection
+                .accept_reserved(&body, inbound, reservation, &outbox)
+                .await
         };
-        let call = match decision {
-            Decision::Answer(answer) => {
-                return immediate(status(answer.http_status), answer.body, accepts);
-            }
-            // A notification: nothing to answer. A cancellation names a request
-            // of another POST, which its own stream's closing cancels.
-            Decision::Drop(_) => return accepted(),
-            Decision::Invoke(call) => call,
-        };
-        // Progress and log messages can only reach the client on an SSE stream.
-        // A subscription is a stream by nature; other calls stream only when
-        // their `_meta` asks for progress or log messages.
-        let notifies = call.meta.progress_token.is_some()
-            || call.meta.log_level.is_some()
-            || matches!(call.target, typed_mcp::core::Target::Listen { .. });
-        // Ids of different clients may collide: every POST gets its own in-flight
-        // registry.
-        let connection = Connection::new(self.server.clone());
-        let (outbox, rx) = Outbox::channel();
-        let accepted_as = connection.start_as(call, &outbox, principal);
+        // The call holds its parsed form; the raw body is not kept twice.
+        drop(body);
         drop(outbox);
-        let mut call = match accepted_as {
-            Accepted::Started(id) => RunningCall {
-                connection,
-                id,
-                armed: true,
-                rx,
-            },
-            Accepted::Answered { http_status } => {
-                let mut rx = rx;
-                return match rx.recv().await {
-                    Some(message) => immediate(status(http_status), message, accepts),
-                    None => internal("the request was answered with nothing"),
+        let (id, notifies) = match accepted {
+            Accepted::Started { id, notifies } => (id, notifies),
+            Accepted::Dropped => return accepted_response(),
+            // Answered at once: the reply is already queued.
+            _ => {
+                return match inbox.recv().await.map(Outgoing::into_message) {
+                    Some(Message::Reply(reply)) => immediate(reply, accepts),
+                    _ => internal("the request was answered with nothing"),
                 };
             }
-            Accepted::Dropped => return accepted(),
         };
+        let mut call = RunningCall {
+            drain: drain_deadline(self.shutdown.clone(), self.server.drain_timeout()),
+            connection,
+            id,
+            armed: true,
+            inbox,
+        };
+        // Progress and log messages can only reach the client on an SSE
+        // stream: a call streams when it asked for them (or is a subscription).
         if (notifies && accepts.sse) || !accepts.json {
             return sse(call);
         }
@@ -167,15 +182,21 @@ impl Endpoint {
         // (the client went away), `call` cancels the handler.
         loop {
             match call.next().await {
-                Some(Message::Final(message)) => {
-                    let status = final_status(&message);
-                    return json(status, message);
-                }
+                Some(Message::Reply(reply)) => return json_reply(reply),
                 Some(Message::Notification(_)) => {}
                 None => return internal("the call ended without a response"),
             }
         }
     }
+}
+
+/// One POST whose body was read, ready to route.
+struct Post {
+    connection: Connection,
+    body: Bytes,
+    reservation: Option<Reservation>,
+    accepts: Accepts,
+    principal: Option<Principal>,
 }
 
 /// The request's headers as the router reads them. A value that is not visible
@@ -197,12 +218,18 @@ impl Headers for RequestHeaders<'_> {
     }
 }
 
-/// One message the call sent.
-enum Message {
-    /// `notifications/progress` or `notifications/message`.
-    Notification(Vec<u8>),
-    /// The response; nothing follows it.
-    Final(Vec<u8>),
+/// Completes once the server is shutting down and its drain deadline has
+/// passed; never without a shutdown signal.
+fn drain_deadline(shutdown: Option<Shutdown>, drain: Duration) -> BoxFuture<'static, ()> {
+    Box::pin(async move {
+        match shutdown {
+            Some(shutdown) => {
+                shutdown.triggered().await;
+                tokio::time::sleep(drain).await;
+            }
+            None => std::future::pending().await,
+        }
+    })
 }
 
 /// A started call and the receiving end of its messages. Dropped before the
@@ -213,7 +240,9 @@ struct RunningCall {
     id: RequestId,
     /// Still waiting for the final message.
     armed: bool,
-    rx: UnboundedReceiver<Vec<u8>>,
+    inbox: Inbox,
+    /// The shutdown's drain deadline: the call is cancelled then.
+    drain: BoxFuture<'static, ()>,
 }
 
 impl RunningCall {
@@ -223,13 +252,20 @@ impl RunningCall {
         if !self.armed {
             return None;
         }
-        let message = self.rx.recv().await?;
-        if is_notification(&message) {
-            Some(Message::Notification(message))
-        } else {
+        let out = tokio::select! {
+            out = self.inbox.recv() => out?,
+            () = &mut self.drain => {
+                // Shutting down and out of time: the call is cancelled (its
+                // receipt says so) and the client told to retry elsewhere.
+                self.armed = false;
+                self.connection.cancel(&self.id);
+                return Some(Message::Reply(shutting_down(&self.id)));
+            }
+        };
+        if out.is_reply() {
             self.armed = false;
-            Some(Message::Final(message))
         }
+        Some(out.into_message())
     }
 }
 
@@ -241,20 +277,20 @@ impl Drop for RunningCall {
     }
 }
 
-/// The head `typed_mcp::core::encode::notification` writes; responses start
-/// with `{"jsonrpc":"2.0","id":` instead.
-const NOTIFICATION_HEAD: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":";
-
-fn is_notification(message: &[u8]) -> bool {
-    message.starts_with(NOTIFICATION_HEAD)
+/// The reply of a call cancelled by a shutdown.
+fn shutting_down(id: &RequestId) -> Reply {
+    let error = RpcError::overloaded("the server is shutting down; retry later", 1000);
+    let mut reply = Reply::new(encode::error(Some(id), &error), 503);
+    reply.retry_after = Some(Duration::from_secs(1));
+    reply
 }
 
 /// An SSE response carrying every message of the call, each as one `data:`
 /// line, ending after the final response.
 fn sse(call: RunningCall) -> Response {
     let events = futures_util::stream::unfold(call, |mut call| async move {
-        let (Message::Notification(message) | Message::Final(message)) = call.next().await?;
-        Some((Ok::<_, Infallible>(sse_event(&message)), call))
+        let message = call.next().await?;
+        Some((Ok::<_, Infallible>(sse_event(message.body())), call))
     });
     event_stream(Body::from_stream(events))
 }
@@ -273,14 +309,27 @@ fn event_stream(body: Body) -> Response {
     response
 }
 
-/// A message answered at once: JSON, or one SSE event when the client accepts
-/// only `text/event-stream` and the answer is a success (errors are always
+/// A reply answered at once: JSON, or one SSE event when the client accepts
+/// only `text/event-stream` and the reply is a success (errors are always
 /// JSON, as clients read error statuses' bodies as JSON).
-fn immediate(status: StatusCode, message: Vec<u8>, accepts: Accepts) -> Response {
-    if status == StatusCode::OK && !accepts.json {
-        return event_stream(Body::from(sse_event(&message)));
+fn immediate(reply: Reply, accepts: Accepts) -> Response {
+    if reply.http_status == 200 && !accepts.json {
+        return event_stream(Body::from(sse_event(&reply.body)));
     }
-    json(status, message)
+    json_reply(reply)
+}
+
+/// A reply as a JSON response, with `Retry-After` when it has one.
+fn json_reply(reply: Reply) -> Response {
+    let retry_after = reply.retry_after;
+    let mut response = json(status(reply.http_status), reply.body);
+    if let Some(after) = retry_after {
+        let seconds = after.as_secs().max(1);
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+    }
+    response
 }
 
 /// `data: <message>\n\n`. Messages are compact JSON, so never contain a newline.
@@ -290,25 +339,6 @@ fn sse_event(message: &[u8]) -> Bytes {
     event.extend_from_slice(message);
     event.extend_from_slice(b"\n\n");
     Bytes::from(event)
-}
-
-/// The status of a handler's final message: 200 for a result, and the
-/// router's policy for an error (`-32603` is 500).
-fn final_status(message: &[u8]) -> StatusCode {
-    #[derive(Deserialize)]
-    struct Final {
-        error: Option<ErrorCode>,
-    }
-    #[derive(Deserialize)]
-    struct ErrorCode {
-        code: i32,
-    }
-    match serde_json::from_slice::<Final>(message) {
-        Ok(Final {
-            error: Some(ErrorCode { code }),
-        }) => status(RpcError::new(code, "").http_status()),
-        _ => StatusCode::OK,
-    }
 }
 
 fn status(code: u16) -> StatusCode {
@@ -324,7 +354,7 @@ fn json(status: StatusCode, body: Vec<u8>) -> Response {
     response
 }
 
-fn accepted() -> Response {
+fn accepted_response() -> Response {
     let mut response = Response::new(Body::empty());
     *response.status_mut() = StatusCode::ACCEPTED;
     response
@@ -336,6 +366,19 @@ fn refusal(status: StatusCode, reason: impl Into<String>) -> Response {
         status,
         encode::error(None, &RpcError::invalid_request(reason)),
     )
+}
+
+/// `503` with `Retry-After` and an id-less `-31002` body.
+fn overloaded(why: &str) -> Response {
+    let error = RpcError::overloaded(
+        format!("the server is overloaded ({why}); retry later"),
+        1000,
+    );
+    let mut response = json(StatusCode::SERVICE_UNAVAILABLE, encode::error(None, &error));
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 fn too_large(reason: String) -> Response {
@@ -352,36 +395,6 @@ fn internal(reason: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn notifications_are_told_from_responses_by_their_head() {
-        let id = RequestId::from("n");
-        assert!(is_notification(&encode::notification(
-            "notifications/progress",
-            &json!({"progressToken": 1, "progress": 1})
-        )));
-        assert!(!is_notification(&encode::result(
-            &id,
-            &json!({"method": 1})
-        )));
-        assert!(!is_notification(&encode::error(
-            Some(&id),
-            &RpcError::internal("x")
-        )));
-    }
-
-    #[test]
-    fn final_statuses_follow_the_router_policy() {
-        let id = RequestId::from(7);
-        assert_eq!(final_status(&encode::result(&id, &json!({}))), 200);
-        let nested = encode::result(&id, &json!({"error": {"code": -32603}}));
-        assert_eq!(final_status(&nested), 200);
-        let internal = encode::error(Some(&id), &RpcError::internal("boom"));
-        assert_eq!(final_status(&internal), 500);
-        let missing = encode::error(Some(&id), &RpcError::resource_not_found("x://y"));
-        assert_eq!(final_status(&missing), 200);
-    }
 
     #[test]
     fn sse_events_are_one_data_line() {

@@ -117,7 +117,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::any;
-use typed_mcp::Server;
+use typed_mcp::{Server, Shutdown};
 
 pub use axum;
 
@@ -175,6 +175,7 @@ pub struct HttpServer {
     allow_origins: Vec<String>,
     authenticated: bool,
     max_header_bytes: usize,
+    shutdown: Option<Shutdown>,
 }
 
 impl HttpServer {
@@ -193,6 +194,7 @@ impl HttpServer {
             allow_origins: Vec::new(),
             authenticated: false,
             max_header_bytes: protect::DEFAULT_MAX_HEADER_BYTES,
+            shutdown: None,
         }
     }
 
@@ -257,6 +259,17 @@ impl HttpServer {
         self
     }
 
+    /// Drains on `shutdown`: once it is triggered, new requests get `503`
+    /// with `Retry-After`, and calls in flight get the server's
+    /// [`drain_timeout`](typed_mcp::ServerBuilder::drain_timeout) to finish
+    /// before they are cancelled (each with its receipt) and answered `503`.
+    /// Pair it with the HTTP server's own graceful shutdown (e.g. axum's
+    /// `with_graceful_shutdown(shutdown.wait())`).
+    pub fn shutdown(mut self, shutdown: Shutdown) -> Self {
+        self.shutdown = Some(shutdown);
+        self
+    }
+
     /// A router serving the MCP endpoint at its root `/`, for the application
     /// to nest where it likes (`Router::new().nest("/mcp", router)`).
     ///
@@ -293,6 +306,7 @@ impl HttpServer {
             server: self.server,
             protection,
             require_principal: self.authenticated,
+            shutdown: self.shutdown,
         });
         Ok(Router::new().route(path, any(endpoint::handle).with_state(endpoint)))
     }

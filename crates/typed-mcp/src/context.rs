@@ -19,9 +19,9 @@ use typed_mcp_core::wire::{
 use typed_mcp_core::{RequestId, RequestMeta};
 
 use crate::capability::{Capability, NotAuthorized};
-use crate::dispatch::Outbox;
 use crate::secret::Redactor;
 use crate::trace::TraceContext;
+use crate::transport::{Message, Outbox};
 
 tokio::task_local! {
     static CURRENT: ToolContext;
@@ -344,7 +344,11 @@ impl ToolContext {
     /// carried `_meta.progressToken`). Returns whether it was sent: it is not
     /// when no token was given, when `progress` does not increase, or after the
     /// call finished or was cancelled.
-    pub fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+    ///
+    /// Waits while the client's stream is full (a slow reader slows the
+    /// handler instead of growing a queue). In a blocking handler, drive it
+    /// with `tokio::runtime::Handle::current().block_on(ctx.progress(..))`.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
         let Some(token) = &self.inner.meta.progress_token else {
             return false;
         };
@@ -369,12 +373,16 @@ impl ToolContext {
             message: message.map(str::to_owned),
         };
         self.emit(encode::notification(methods::PROGRESS, &params))
+            .await
     }
 
     /// Sends `notifications/message` if the request asked for log messages at
     /// this level or a less severe one (`_meta["io.modelcontextprotocol/logLevel"]`).
     /// Returns whether it was sent. Never put secrets or credentials in `data`.
-    pub fn log(&self, level: LoggingLevel, data: impl Serialize) -> bool {
+    ///
+    /// Waits while the client's stream is full, as
+    /// [`progress`](Self::progress) does.
+    pub async fn log(&self, level: LoggingLevel, data: impl Serialize) -> bool {
         let Some(threshold) = self.inner.meta.log_level else {
             return false;
         };
@@ -390,20 +398,22 @@ impl ToolContext {
             data,
         };
         self.emit(encode::notification(methods::MESSAGE, &params))
+            .await
     }
 
     /// Queues a message of this call's stream (a subscription's notifications).
-    pub(crate) fn send(&self, message: Vec<u8>) -> bool {
-        self.open() && self.emit(message)
+    pub(crate) async fn send(&self, message: Vec<u8>) -> bool {
+        self.open() && self.emit(message).await
     }
 
-    /// Queues a message with the server's secret values redacted.
-    fn emit(&self, message: Vec<u8>) -> bool {
+    /// Queues a notification with the server's secret values redacted,
+    /// waiting for room in the outbox.
+    async fn emit(&self, message: Vec<u8>) -> bool {
         let message = match self.inner.redactor.redact_json(&message) {
             std::borrow::Cow::Borrowed(_) => message,
             std::borrow::Cow::Owned(redacted) => redacted,
         };
-        self.inner.outbox.send(message)
+        self.inner.outbox.send(Message::Notification(message)).await
     }
 
     fn open(&self) -> bool {

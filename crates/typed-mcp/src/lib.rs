@@ -56,7 +56,8 @@
 pub mod capability;
 mod context;
 mod declare;
-pub mod dispatch;
+pub mod middleware;
+mod pipeline;
 pub mod receipt;
 pub mod secret;
 mod server;
@@ -65,6 +66,7 @@ mod stdio;
 mod subscribe;
 pub mod testing;
 pub mod trace;
+pub mod transport;
 pub mod typed;
 
 pub use capability::Capability;
@@ -75,12 +77,14 @@ pub use declare::{
     ResourceReply, ResourceReplyOutcome, ResourceRequest, ResourceTemplateBuilder,
     ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
 };
+pub use pipeline::{CAPABILITY_NOT_GRANTED, MISSING_CAPABILITIES_META_KEY};
 pub use secret::{Redactor, Secret};
 pub use server::{
-    BuildError, CAPABILITY_NOT_GRANTED, MAX_DEPTH_CEILING, MISSING_CAPABILITIES_META_KEY, Server,
-    ServerBuilder,
+    BuildError, DEFAULT_DRAIN_TIMEOUT, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
+    DEFAULT_QUEUE_TIMEOUT, MAX_DEPTH_CEILING, Server, ServerBuilder,
 };
 pub use subscribe::ResourceUpdates;
+pub use transport::Shutdown;
 pub use typed::answer::{Answer, NeedsInput};
 pub use typed_mcp_core as core;
 pub use typed_mcp_core::{RequestId, RpcError, wire};

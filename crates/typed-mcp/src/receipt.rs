@@ -95,10 +95,20 @@ pub enum Outcome {
     /// The handler panicked (answered `-32603`).
     Panicked,
     /// Answered with a JSON-RPC error (e.g. a refused `requestState`, a
-    /// resource not found).
+    /// resource not found, a header that disagrees with the body).
     Error {
         /// The JSON-RPC error code.
         code: i32,
+    },
+    /// The server was saturated and shed the call (`-31002`): the handler
+    /// did not run.
+    Overloaded,
+    /// A layer around the handlers (see
+    /// [`ServerBuilder::layer`](crate::ServerBuilder::layer)) refused the
+    /// call (`-31003`, or `-31002` for a load-shedding layer).
+    RefusedByLayer {
+        /// The layer's error, as it displays (redacted).
+        reason: String,
     },
 }
 
@@ -116,6 +126,8 @@ impl Outcome {
             Outcome::Cancelled => "cancelled",
             Outcome::Panicked => "panicked",
             Outcome::Error { .. } => "error",
+            Outcome::Overloaded => "overloaded",
+            Outcome::RefusedByLayer { .. } => "refused_by_layer",
         }
     }
 }

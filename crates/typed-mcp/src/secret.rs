@@ -366,6 +366,15 @@ impl Redactor {
         self.patterns.is_none()
     }
 
+    /// True when both are the same redactor (clones of one another).
+    pub(crate) fn same_as(&self, other: &Redactor) -> bool {
+        match (&self.patterns, &other.patterns) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+
     /// Every occurrence in `haystack` (any form, overlaps merged), in order.
     fn ranges(&self, haystack: &[u8]) -> Vec<(usize, usize)> {
         let Some(patterns) = &self.patterns else {

@@ -3,34 +3,27 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Duration;
 
-use serde_json::json;
-use tokio::sync::{Semaphore, SemaphorePermit};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use typed_mcp_core::catalog::{
     Catalog, CatalogError, CatalogErrors, CatalogOptions, Kind, ListView,
 };
-use typed_mcp_core::digest::Digest;
-use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
-use typed_mcp_core::wire::{
-    CacheHint, CacheScope, CallToolResult, CompleteResult, Completion, Implementation,
-    InputRequiredResult, ReadResourceResult, ResultMeta, ResultType,
-};
-use typed_mcp_core::{Call, Limits, RequestId, Router, RpcError, Target, encode};
+use typed_mcp_core::wire::{CacheHint, CacheScope, Implementation};
+use typed_mcp_core::{Limits, Router};
 
 use crate::capability::{Capability, Grants};
-use crate::context::{CallNote, Principal, ToolContext};
+use crate::context::Principal;
 use crate::declare::{
-    AnyResourceDecl, Completer, CompletionRequest, Handler, PromptDecl, PromptReply, ResourceDecl,
-    ResourceReply, ResourceRequest, ResourceTemplateDecl, ToolDecl, ToolError, ToolReply,
+    AnyResourceDecl, Completer, Handler, PromptDecl, ResourceDecl, ResourceRequest,
+    ResourceTemplateDecl, ToolDecl,
 };
-use crate::dispatch::run_handler;
-use crate::receipt::{Outcome, Receipt, ReceiptSink, TracingSink};
+use crate::middleware::{BoxError, BoxedLayer, HandlerCall, HandlerDone, HandlerService};
+use crate::pipeline::Admission;
+use crate::receipt::{ReceiptSink, TracingSink};
 use crate::secret::{Redactor, RedactorError};
-use crate::state::{BindingDigest, StateBinding, StateKeys};
-use crate::subscribe::{self, ResourceUpdates};
-use crate::trace::TraceContext;
-use crate::typed::answer::check_input_requests;
+use crate::state::StateKeys;
+use crate::subscribe::ResourceUpdates;
 
 /// Why [`ServerBuilder::build`] refused to build a server.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -71,7 +64,21 @@ pub struct ServerBuilder {
     default_timeout: Option<Duration>,
     hide_ungranted: bool,
     redactor: Result<Redactor, RedactorError>,
+    max_pending: usize,
+    max_pending_bytes: usize,
+    queue_timeout: Duration,
+    drain_timeout: Duration,
+    layers: Vec<BoxedLayer>,
 }
+
+/// Default [`ServerBuilder::max_pending`].
+pub const DEFAULT_MAX_PENDING: usize = 1024;
+/// Default [`ServerBuilder::max_pending_bytes`]: 16 MiB.
+pub const DEFAULT_MAX_PENDING_BYTES: usize = 16 * 1024 * 1024;
+/// Default [`ServerBuilder::queue_timeout`].
+pub const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default [`ServerBuilder::drain_timeout`].
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -162,9 +169,66 @@ impl ServerBuilder {
         self
     }
 
-    /// Handlers allowed to run at once (default 16); further calls wait.
+    /// Handlers allowed to run at once (default 16); further calls wait for
+    /// a slot. A blocking handler holds its slot until its thread returns.
     pub fn max_concurrent(mut self, handlers: usize) -> Self {
         self.max_concurrent = handlers;
+        self
+    }
+
+    /// Calls accepted and not yet finished — waiting for a slot or running —
+    /// beyond which a new call is answered at once with `-31002` (server
+    /// overloaded; HTTP `503` with `Retry-After`) and its receipt says
+    /// `overloaded` (default [`DEFAULT_MAX_PENDING`]). Subscriptions are not
+    /// counted. See [`transport`](crate::transport) for the whole design.
+    pub fn max_pending(mut self, calls: usize) -> Self {
+        self.max_pending = calls;
+        self
+    }
+
+    /// Bytes of requests accepted and not yet answered (each request counts
+    /// its size until its reply is written; default
+    /// [`DEFAULT_MAX_PENDING_BYTES`], at least `max_message_bytes`). A request
+    /// that finds no room makes the transport wait before reading more, up to
+    /// [`queue_timeout`](Self::queue_timeout).
+    pub fn max_pending_bytes(mut self, bytes: usize) -> Self {
+        self.max_pending_bytes = bytes;
+        self
+    }
+
+    /// How long a request waits for room under
+    /// [`max_pending_bytes`](Self::max_pending_bytes) before it is shed as
+    /// overloaded (default [`DEFAULT_QUEUE_TIMEOUT`]). Once one has waited in
+    /// vain, further requests are shed at once until room frees.
+    pub fn queue_timeout(mut self, wait: Duration) -> Self {
+        self.queue_timeout = wait;
+        self
+    }
+
+    /// How long calls in flight may still run at end of input or on a
+    /// [`Shutdown`](crate::transport::Shutdown) before they are cancelled,
+    /// each with its receipt (default [`DEFAULT_DRAIN_TIMEOUT`]).
+    pub fn drain_timeout(mut self, deadline: Duration) -> Self {
+        self.drain_timeout = deadline;
+        self
+    }
+
+    /// Wraps the handler stage of every tool, resource, prompt and completer
+    /// in a [`tower::Layer`] (see [`middleware`](crate::middleware)). The
+    /// first layer added is the outermost. Grants are checked before any
+    /// layer; receipts and redaction happen after them.
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: tower::Layer<HandlerService> + Send + 'static,
+        L::Service:
+            tower::Service<HandlerCall, Response = HandlerDone> + Clone + Send + Sync + 'static,
+        <L::Service as tower::Service<HandlerCall>>::Error: Into<BoxError>,
+        <L::Service as tower::Service<HandlerCall>>::Future: Send + 'static,
+    {
+        self.layers.push(Box::new(move |inner: HandlerService| {
+            use tower::ServiceExt as _;
+            HandlerService::new(layer.layer(inner).map_err(Into::into))
+        }));
         self
     }
 
@@ -281,9 +345,10 @@ impl ServerBuilder {
         self
     }
 
-    /// The deadline of tool calls whose declaration sets none (default: none).
-    /// A call still running then is answered as timed out and its handler
-    /// dropped.
+    /// The deadline of tool calls whose declaration sets none, and of every
+    /// resource read, prompt and completion (default: none). A call still
+    /// running then is answered as timed out — a tool with an `isError`
+    /// result, the others with `-32603` — and its handler dropped.
     pub fn default_timeout(mut self, timeout: Duration) -> Self {
         self.default_timeout = Some(timeout);
         self
@@ -307,6 +372,20 @@ impl ServerBuilder {
             return Err(BuildError::Config(format!(
                 "max_concurrent must be at least 1, found {}",
                 self.max_concurrent
+            )));
+        }
+        if self.max_pending == 0 {
+            return Err(BuildError::Config("max_pending must be at least 1".into()));
+        }
+        if self.max_pending_bytes < self.limits.max_message_bytes
+            || self.max_pending_bytes > u32::MAX as usize
+            || self.max_pending_bytes > Semaphore::MAX_PERMITS
+        {
+            return Err(BuildError::Config(format!(
+                "max_pending_bytes must be between max_message_bytes ({}) and {}, found {}",
+                self.limits.max_message_bytes,
+                (u32::MAX as usize).min(Semaphore::MAX_PERMITS),
+                self.max_pending_bytes
             )));
         }
         if self.options.page_size == 0 {
@@ -362,14 +441,30 @@ impl ServerBuilder {
             prompt_entries,
         )
         .map_err(BuildError::Catalog)?;
+        let layers = (!self.layers.is_empty()).then(|| {
+            self.layers
+                .into_iter()
+                .rev()
+                .fold(crate::middleware::handler_service(), |inner, layer| {
+                    layer(inner)
+                })
+        });
         Ok(Server {
             inner: Arc::new(Inner {
+                admission: Admission::new(
+                    self.max_pending,
+                    self.max_pending_bytes,
+                    self.queue_timeout,
+                ),
+                drain_timeout: self.drain_timeout,
+                default_timeout: self.default_timeout,
+                layers,
                 router: Router::new(catalog, self.limits),
                 tools: tool_handlers,
                 resources: resource_handlers,
                 templates,
                 prompts,
-                slots: Semaphore::new(self.max_concurrent),
+                slots: Arc::new(Semaphore::new(self.max_concurrent)),
                 max_concurrent: self.max_concurrent,
                 state_keys: self.state_keys.unwrap_or_else(StateKeys::random),
                 state_ttl: self.state_ttl,
@@ -438,38 +533,44 @@ impl ServerBuilder {
     }
 }
 
-type ToolHandler =
+pub(crate) type ToolHandler =
     Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
 type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceReplyOutcome>;
 type PromptHandler =
     Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReplyOutcome>;
 
 /// What running one tool needs besides its catalog entry.
-struct ToolSlot {
-    handler: ToolHandler,
+pub(crate) struct ToolSlot {
+    pub(crate) handler: ToolHandler,
     /// The declaration's deadline, or the server's default.
-    timeout: Option<Duration>,
-    asks_input: bool,
-    caps: Arc<[Capability]>,
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) asks_input: bool,
+    pub(crate) caps: Arc<[Capability]>,
 }
 
-struct Inner {
-    router: Router,
-    tools: Vec<ToolSlot>,
-    resources: Vec<(ResourceHandler, Arc<[Capability]>)>,
-    templates: Vec<(ResourceHandler, Option<Completer>, Arc<[Capability]>)>,
-    prompts: Vec<(PromptHandler, Option<Completer>, Arc<[Capability]>)>,
-    slots: Semaphore,
+pub(crate) struct Inner {
+    pub(crate) router: Router,
+    pub(crate) tools: Vec<ToolSlot>,
+    pub(crate) resources: Vec<(ResourceHandler, Arc<[Capability]>)>,
+    pub(crate) templates: Vec<(ResourceHandler, Option<Completer>, Arc<[Capability]>)>,
+    pub(crate) prompts: Vec<(PromptHandler, Option<Completer>, Arc<[Capability]>)>,
+    slots: Arc<Semaphore>,
     max_concurrent: usize,
-    state_keys: StateKeys,
-    state_ttl: Duration,
+    pub(crate) state_keys: StateKeys,
+    pub(crate) state_ttl: Duration,
     updates: ResourceUpdates,
-    grants: Grants,
-    receipt_sinks: Vec<Box<dyn ReceiptSink>>,
+    pub(crate) grants: Grants,
+    pub(crate) receipt_sinks: Vec<Box<dyn ReceiptSink>>,
     hide_ungranted: bool,
     /// List views by which declarations they show (see `list_view`).
     views: std::sync::Mutex<std::collections::HashMap<Vec<bool>, Arc<ListView>>>,
-    redactor: Redactor,
+    pub(crate) redactor: Redactor,
+    pub(crate) admission: Admission,
+    drain_timeout: Duration,
+    /// Resources, prompts and completers (tools keep theirs in `ToolSlot`).
+    pub(crate) default_timeout: Option<Duration>,
+    /// The application's layers around the handler stage, when it has any.
+    pub(crate) layers: Option<HandlerService>,
 }
 
 /// A built, validated MCP server. Cheap to clone; every clone serves the same
@@ -491,7 +592,7 @@ struct Inner {
 /// ```
 #[derive(Clone)]
 pub struct Server {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 impl std::fmt::Debug for Server {
@@ -524,6 +625,11 @@ impl Server {
             default_timeout: None,
             hide_ungranted: false,
             redactor: Ok(Redactor::default()),
+            max_pending: DEFAULT_MAX_PENDING,
+            max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
+            queue_timeout: DEFAULT_QUEUE_TIMEOUT,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            layers: Vec::new(),
         }
     }
 
@@ -608,627 +714,17 @@ impl Server {
         Some(view)
     }
 
-    pub(crate) async fn acquire_slot(&self) -> SemaphorePermit<'_> {
+    pub(crate) async fn acquire_slot(&self) -> OwnedSemaphorePermit {
         self.inner
             .slots
-            .acquire()
+            .clone()
+            .acquire_owned()
             .await
             .expect("the semaphore is never closed")
     }
 
-    /// Verifies the `requestState` of a retry and hands its plaintext to the
-    /// handler's context; a state this server did not seal for this request is
-    /// `-32602` and the handler never runs.
-    fn open_state(
-        &self,
-        token: Option<String>,
-        binding: &BindingDigest,
-        name: &str,
-        ctx: &ToolContext,
-    ) -> Result<(), RpcError> {
-        if let Some(token) = token {
-            let state = self
-                .inner
-                .state_keys
-                .open(&token, binding, SystemTime::now())
-                .map_err(|e| {
-                    tracing::warn!(%name, error = %e, "refused a requestState");
-                    RpcError::invalid_params(e.to_string())
-                })?;
-            ctx.set_request_state(state);
-        }
-        Ok(())
-    }
-
-    /// Encodes an `input_required` result, sealing its state for this request.
-    fn input_required(
-        &self,
-        id: &RequestId,
-        name: &str,
-        mut asked: InputRequiredResult,
-        binding: &BindingDigest,
-    ) -> Result<Vec<u8>, RpcError> {
-        if asked.input_requests.as_ref().is_none_or(|r| r.is_empty())
-            && asked.request_state.is_none()
-        {
-            return Err(RpcError::internal(format!(
-                "{name:?} asked for input without inputRequests or requestState"
-            )));
-        }
-        // The client must be able neither to read nor to forge it.
-        if let Some(state) = asked.request_state.take() {
-            asked.request_state = Some(self.inner.state_keys.seal(
-                &state,
-                binding,
-                SystemTime::now(),
-                self.inner.state_ttl,
-            ));
-        }
-        // Not cacheable, so no cache hints; identified like every result.
-        asked.result_type = ResultType::InputRequired;
-        asked.meta.server_info = Some(self.catalog().server_info().clone());
-        Ok(encode::result(id, &asked))
-    }
-
-    fn handler_panicked(&self, kind: &str, name: &str, panic: &str) -> RpcError {
-        // The panic message stays in the server's log, without secrets: it
-        // may hold internal detail.
-        let panic = self.inner.redactor.redact_str(panic);
-        tracing::error!(%kind, %name, %panic, "handler panicked");
-        RpcError::internal(format!(
-            "the {kind} {name:?} failed unexpectedly (handler panicked)"
-        ))
-    }
-
-    fn meta(&self) -> ResultMeta {
-        ResultMeta::server(self.catalog().server_info().clone())
-    }
-
-    /// Runs the handler a call is for and encodes its response (a result or a
-    /// JSON-RPC error). A panicking handler becomes `-32603`.
-    pub(crate) async fn invoke(
-        &self,
-        id: &RequestId,
-        target: Target,
-        request_state: Option<String>,
-        ctx: ToolContext,
-        record: CallRecord,
-    ) -> Vec<u8> {
-        // The grants were checked when the call was accepted.
-        if let Some(caps) = &record.caps {
-            ctx.set_scope(caps.clone());
-        }
-        let mut outcome = None;
-        let body = match self
-            .invoke_target(id, target, request_state, ctx, &mut outcome)
-            .await
-        {
-            Ok(body) => body,
-            Err(e) => {
-                outcome.get_or_insert(Outcome::Error { code: e.code });
-                encode::error(Some(id), &e)
-            }
-        };
-        record.finish(outcome.unwrap_or(Outcome::Completed));
-        body
-    }
-
-    /// Checks that `principal` holds every capability the call's declaration
-    /// needs. A refused call is answered at once — it neither waits for a
-    /// handler slot nor runs — and its receipt recorded; `Err` is the answer.
-    pub(crate) fn check_grants(
-        &self,
-        call: &Call,
-        principal: Option<&Principal>,
-        record: CallRecord,
-    ) -> Result<CallRecord, Vec<u8>> {
-        let Some(caps) = &record.caps else {
-            return Ok(record);
-        };
-        let missing = self.inner.grants.missing(caps, principal);
-        if missing.is_empty() {
-            return Ok(record);
-        }
-        let subject = self.subject(&call.target).expect("a declaration's call");
-        let body = self.refusal(&call.id, &subject, &missing);
-        record.finish(Outcome::Refused {
-            missing: missing.iter().map(|c| c.name().to_owned()).collect(),
-        });
-        Err(body)
-    }
-
-    /// What a call is for, when it calls a declaration (and so gets a receipt).
-    fn subject(&self, target: &Target) -> Option<Subject<'_>> {
-        let catalog = self.catalog();
-        Some(match target {
-            Target::Tool { index, .. } => {
-                let entry = &catalog.tools()[*index];
-                Subject {
-                    method: "tools/call",
-                    name: &entry.tool.name,
-                    uri: None,
-                    digest: &catalog.tool_digest(*index).digest,
-                    caps: self.inner.tools[*index].caps.clone(),
-                }
-            }
-            Target::Prompt { index, .. } => {
-                let entry = &catalog.prompts()[*index];
-                Subject {
-                    method: "prompts/get",
-                    name: &entry.prompt.name,
-                    uri: None,
-                    digest: &catalog.prompt_digest(*index).digest,
-                    caps: self.inner.prompts[*index].2.clone(),
-                }
-            }
-            Target::Resource { uri, matched } => {
-                let (name, digest, caps) = match matched {
-                    ResourceMatch::Static(i) => {
-                        let entry = &catalog.resources()[*i];
-                        (
-                            &entry.resource.name,
-                            &catalog.resource_digest(*i).digest,
-                            self.inner.resources[*i].1.clone(),
-                        )
-                    }
-                    ResourceMatch::Template { index, .. } => {
-                        let entry = catalog.template(*index);
-                        (
-                            &entry.template.name,
-                            &catalog.template_digest(*index).digest,
-                            self.inner.templates[*index].2.clone(),
-                        )
-                    }
-                };
-                Subject {
-                    method: "resources/read",
-                    name,
-                    uri: Some(uri.clone()),
-                    digest,
-                    caps,
-                }
-            }
-            Target::Listen { .. } | Target::Complete { .. } => return None,
-        })
-    }
-
-    /// The answer to a call whose declaration needs capabilities the caller
-    /// was not granted: a tool error the model can read (tools), or a
-    /// JSON-RPC error (resources and prompts, whose results have no error
-    /// form).
-    fn refusal(&self, id: &RequestId, subject: &Subject, missing: &[Capability]) -> Vec<u8> {
-        let names: Vec<&str> = missing.iter().map(|c| c.name()).collect();
-        let described: Vec<String> = missing
-            .iter()
-            .map(|c| format!("{} ({})", c.name(), c.description()))
-            .collect();
-        let what = match subject.method {
-            "tools/call" => format!("the tool {:?}", subject.name),
-            "prompts/get" => format!("the prompt {:?}", subject.name),
-            _ => format!("the resource {:?}", subject.name),
-        };
-        let message = format!(
-            "refused: {what} needs the {} {}, which {} not granted to this caller",
-            if missing.len() == 1 {
-                "capability"
-            } else {
-                "capabilities"
-            },
-            described.join(", "),
-            if missing.len() == 1 { "is" } else { "are" },
-        );
-        tracing::debug!(method = subject.method, name = %subject.name, missing = ?names, "call refused");
-        if subject.method == "tools/call" {
-            let mut result = CallToolResult::error(message);
-            result.result_type = ResultType::Complete;
-            result.meta = self.meta();
-            result
-                .meta
-                .other
-                .insert(MISSING_CAPABILITIES_META_KEY.to_owned(), json!(names));
-            encode::result(id, &result)
-        } else {
-            let error = RpcError::new(CAPABILITY_NOT_GRANTED, message)
-                .with_data(json!({ "missingCapabilities": names }));
-            encode::error(Some(id), &error)
-        }
-    }
-
-    async fn invoke_target(
-        &self,
-        id: &RequestId,
-        target: Target,
-        request_state: Option<String>,
-        ctx: ToolContext,
-        outcome: &mut Option<Outcome>,
-    ) -> Result<Vec<u8>, RpcError> {
-        let catalog = self.catalog();
-        match target {
-            Target::Tool { index, arguments } => {
-                let entry = &catalog.tools()[index];
-                let name = &entry.tool.name;
-                let slot = &self.inner.tools[index];
-                // The request binding (a hash of the arguments) is needed only to
-                // open or seal a state: most calls skip it.
-                let binding = (slot.asks_input || request_state.is_some()).then(|| {
-                    StateBinding {
-                        method: "tools/call",
-                        target: name,
-                        arguments: Some(&arguments),
-                        principal: ctx.principal().map(Principal::id),
-                    }
-                    .digest()
-                });
-                if let Some(binding) = &binding {
-                    self.open_state(request_state, binding, name, &ctx)?;
-                }
-                if let Some(limit) = slot.timeout {
-                    ctx.set_deadline(tokio::time::Instant::now() + limit);
-                }
-                let run = run_handler(&slot.handler, arguments, ctx.clone());
-                let finished = match slot.timeout {
-                    Some(limit) => tokio::time::timeout(limit, run).await.ok(),
-                    None => Some(run.await),
-                };
-                let outcome_of_handler = match finished {
-                    Some(Ok(reply)) => reply,
-                    Some(Err(panic)) => {
-                        *outcome = Some(Outcome::Panicked);
-                        return Err(self.handler_panicked("tool", name, &panic));
-                    }
-                    None => {
-                        let limit = slot.timeout.unwrap_or_default();
-                        *outcome = Some(Outcome::TimedOut {
-                            after_ms: limit.as_millis().try_into().unwrap_or(u64::MAX),
-                        });
-                        Err(ToolError::execution(format!(
-                            "tool {name:?} timed out after {}",
-                            human_duration(limit)
-                        )))
-                    }
-                };
-                let mut result = match outcome_of_handler {
-                    Ok(ToolReply::Complete(result)) => result,
-                    Ok(ToolReply::InputRequired(asked)) => {
-                        let Some(binding) = &binding else {
-                            return Err(RpcError::internal(format!(
-                                "tool {name:?} asked for input but was declared with a handler that cannot"
-                            )));
-                        };
-                        let body = self.input_required(id, name, asked, binding)?;
-                        *outcome = Some(Outcome::InputRequired);
-                        return Ok(body);
-                    }
-                    Err(ToolError::Execution(message)) => CallToolResult::error(message),
-                    Err(ToolError::Protocol(e)) => return Err(e),
-                };
-                if entry.tool.output_schema.is_some()
-                    && !result.is_error()
-                    && result.structured_content.is_none()
-                {
-                    tracing::error!(tool = %name, "tool declares an output schema but returned no structuredContent");
-                    return Err(RpcError::internal(format!(
-                        "tool {name:?} declares an output schema but returned no structured content"
-                    )));
-                }
-                if result.is_error() && outcome.is_none() {
-                    *outcome = Some(match ctx.take_note() {
-                        Some(CallNote::InvalidArguments) => Outcome::InvalidArguments,
-                        Some(CallNote::Error {
-                            error_type,
-                            variant,
-                        }) => Outcome::Failed {
-                            error_type: Some(error_type.to_owned()),
-                            variant,
-                        },
-                        None => Outcome::Failed {
-                            error_type: None,
-                            variant: None,
-                        },
-                    });
-                }
-                result.result_type = ResultType::Complete;
-                result.meta.server_info = Some(catalog.server_info().clone());
-                Ok(encode::result(id, &result))
-            }
-            Target::Resource { uri, matched } => {
-                let (handler, cache, variables) = match matched {
-                    ResourceMatch::Static(i) => (
-                        &self.inner.resources[i].0,
-                        catalog.resources()[i].cache,
-                        Vec::new(),
-                    ),
-                    ResourceMatch::Template { index, variables } => {
-                        let entry = catalog.template(index);
-                        (&self.inner.templates[index].0, entry.cache, variables)
-                    }
-                };
-                let binding = StateBinding {
-                    method: "resources/read",
-                    target: &uri,
-                    arguments: None,
-                    principal: ctx.principal().map(Principal::id),
-                }
-                .digest();
-                self.open_state(request_state, &binding, &uri, &ctx)?;
-                let request = ResourceRequest {
-                    uri: uri.clone(),
-                    variables,
-                };
-                let reply =
-                    run_handler(handler, request, ctx.clone())
-                        .await
-                        .map_err(|panic| {
-                            *outcome = Some(Outcome::Panicked);
-                            self.handler_panicked("resource", &uri, &panic)
-                        })??;
-                let contents = match reply {
-                    ResourceReply::Complete(contents) => contents,
-                    ResourceReply::InputRequired(asked) => {
-                        check_input_requests(&asked, &ctx)?;
-                        let body = self.input_required(id, &uri, asked, &binding)?;
-                        *outcome = Some(Outcome::InputRequired);
-                        return Ok(body);
-                    }
-                };
-                if contents.is_empty() {
-                    return Err(RpcError::resource_not_found(&uri));
-                }
-                Ok(encode::result(
-                    id,
-                    &ReadResourceResult {
-                        result_type: ResultType::Complete,
-                        contents,
-                        ttl_ms: cache.ttl_ms,
-                        cache_scope: cache.scope,
-                        meta: self.meta(),
-                    },
-                ))
-            }
-            Target::Prompt { index, arguments } => {
-                let name = &catalog.prompts()[index].prompt.name;
-                let as_map: serde_json::Map<String, serde_json::Value> = arguments
-                    .iter()
-                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
-                    .collect();
-                let binding = StateBinding {
-                    method: "prompts/get",
-                    target: name,
-                    arguments: Some(&as_map),
-                    principal: ctx.principal().map(Principal::id),
-                }
-                .digest();
-                self.open_state(request_state, &binding, name, &ctx)?;
-                let reply = run_handler(&self.inner.prompts[index].0, arguments, ctx.clone())
-                    .await
-                    .map_err(|panic| {
-                        *outcome = Some(Outcome::Panicked);
-                        self.handler_panicked("prompt", name, &panic)
-                    })??;
-                match reply {
-                    PromptReply::Complete(mut result) => {
-                        result.result_type = ResultType::Complete;
-                        result.meta.server_info = Some(catalog.server_info().clone());
-                        Ok(encode::result(id, &result))
-                    }
-                    PromptReply::InputRequired(asked) => {
-                        check_input_requests(&asked, &ctx)?;
-                        let body = self.input_required(id, name, asked, &binding)?;
-                        *outcome = Some(Outcome::InputRequired);
-                        Ok(body)
-                    }
-                }
-            }
-            Target::Listen { filter } => Ok(subscribe::listen(self, id, filter, ctx).await),
-            Target::Complete {
-                target,
-                argument,
-                context,
-            } => {
-                let completer = match target {
-                    CompletionTarget::Prompt(i) => self.inner.prompts[i].1.as_ref(),
-                    CompletionTarget::Template(i) => self.inner.templates[i].1.as_ref(),
-                };
-                let mut values = match completer {
-                    Some(completer) => {
-                        let request = CompletionRequest {
-                            argument: argument.name.clone(),
-                            value: argument.value,
-                            context,
-                        };
-                        run_handler(completer, request, ctx)
-                            .await
-                            .map_err(|panic| {
-                                self.handler_panicked("completer", &argument.name, &panic)
-                            })??
-                    }
-                    None => Vec::new(),
-                };
-                let total = values.len() as u64;
-                let has_more = values.len() > 100;
-                values.truncate(100);
-                Ok(encode::result(
-                    id,
-                    &CompleteResult {
-                        result_type: ResultType::Complete,
-                        completion: Completion {
-                            values,
-                            total: Some(total),
-                            has_more: Some(has_more),
-                        },
-                        meta: self.meta(),
-                    },
-                ))
-            }
-        }
-    }
-}
-
-/// The result `_meta` key listing the capabilities a refused tool call lacked.
-pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilities";
-
-/// The JSON-RPC error code of a refused `resources/read` or `prompts/get`
-/// (their results have no error form). Application-defined, so outside the
-/// range JSON-RPC and MCP reserve; `data.missingCapabilities` lists the names.
-pub const CAPABILITY_NOT_GRANTED: i32 = -31001;
-
-/// The declaration a call is for, as its receipt names it.
-struct Subject<'a> {
-    method: &'static str,
-    name: &'a str,
-    uri: Option<String>,
-    digest: &'a Digest,
-    caps: Arc<[Capability]>,
-}
-
-/// The record of one accepted call: its request span, and — for a call of a
-/// declaration — its receipt. Opened when the call is accepted, so a call
-/// cancelled even before it starts (waiting for a handler slot) leaves a
-/// receipt; [`finish`](Self::finish) records the outcome, and a record dropped
-/// unfinished (the call's task aborted) records `Cancelled`.
-pub(crate) struct CallRecord {
-    server: Server,
-    /// The capabilities the declaration needs; `None` for calls that are not
-    /// of a declaration (subscriptions, completions).
-    caps: Option<Arc<[Capability]>>,
-    /// `None` when no sink wants receipts now: nothing is built.
-    pending: Option<Receipt>,
-    started: Instant,
-    cancel: tokio_util::sync::CancellationToken,
-    span: tracing::Span,
-    done: bool,
-}
-
-impl CallRecord {
-    /// The span the call runs in.
-    pub(crate) fn span(&self) -> &tracing::Span {
-        &self.span
-    }
-
-    pub(crate) fn finish(mut self, outcome: Outcome) {
-        // A call cancelled while finishing gets no response: say so.
-        let outcome = if self.cancel.is_cancelled() {
-            Outcome::Cancelled
-        } else {
-            outcome
-        };
-        self.record(outcome);
-    }
-
-    fn record(&mut self, outcome: Outcome) {
-        if std::mem::replace(&mut self.done, true) {
-            return;
-        }
-        let code;
-        let error_type = match &outcome {
-            Outcome::Completed | Outcome::InputRequired => None,
-            Outcome::Error { code: c } => {
-                code = c.to_string();
-                Some(code.as_str())
-            }
-            Outcome::Panicked => Some("-32603"),
-            Outcome::Failed { .. } => Some("tool_error"),
-            other => Some(other.kind()),
-        };
-        crate::trace::record_outcome(&self.span, outcome.kind(), error_type);
-        let Some(mut receipt) = self.pending.take() else {
-            return;
-        };
-        if matches!(outcome, Outcome::Refused { .. }) {
-            receipt.scope.clear();
-        }
-        let redactor = &self.server.inner.redactor;
-        if !redactor.is_empty() {
-            for text in [
-                Some(&mut receipt.name),
-                receipt.uri.as_mut(),
-                receipt.principal.as_mut(),
-            ]
-            .into_iter()
-            .flatten()
-            {
-                *text = redactor.redact_str(text).into_owned();
-            }
-        }
-        receipt.outcome = outcome;
-        receipt.duration_us = self
-            .started
-            .elapsed()
-            .as_micros()
-            .try_into()
-            .unwrap_or(u64::MAX);
-        for sink in &self.server.inner.receipt_sinks {
-            sink.record(&receipt);
-        }
-    }
-}
-
-impl Drop for CallRecord {
-    fn drop(&mut self) {
-        self.record(Outcome::Cancelled);
-    }
-}
-
-impl Server {
-    /// Opens the record of a call as it is accepted (see [`CallRecord`]).
-    pub(crate) fn open_record(
-        &self,
-        call: &Call,
-        principal: Option<&Principal>,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) -> (CallRecord, TraceContext) {
-        let subject = self.subject(&call.target);
-        let method = match (&subject, &call.target) {
-            (Some(s), _) => s.method,
-            (None, Target::Listen { .. }) => "subscriptions/listen",
-            (None, _) => "completion/complete",
-        };
-        let mut trace = TraceContext::from_meta(&call.meta);
-        let span = crate::trace::request_span(
-            method,
-            subject.as_ref().map_or("", |s| s.name),
-            &call.id,
-            principal.map(Principal::id),
-            &mut trace,
-        );
-        let sinks = &self.inner.receipt_sinks;
-        let pending = subject
-            .as_ref()
-            .filter(|_| sinks.iter().any(|s| s.enabled()))
-            .map(|subject| Receipt {
-                time: crate::receipt::rfc3339(SystemTime::now()),
-                request_id: serde_json::to_value(&call.id).unwrap_or_default(),
-                method: subject.method.to_owned(),
-                name: subject.name.to_owned(),
-                uri: subject.uri.clone(),
-                digest: Some(subject.digest.to_string()),
-                principal: principal.map(|p| p.id().to_owned()),
-                scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
-                outcome: Outcome::Cancelled,
-                duration_us: 0,
-                trace_id: trace.trace_id().to_string(),
-            });
-        let record = CallRecord {
-            server: self.clone(),
-            caps: subject.map(|s| s.caps),
-            pending,
-            started: Instant::now(),
-            cancel: cancel.clone(),
-            span,
-            done: false,
-        };
-        (record, trace)
-    }
-}
-
-/// A deadline as people write it: `30s`, `250ms`, `1.5s`.
-fn human_duration(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms < 1000 {
-        format!("{ms}ms")
-    } else if ms % 1000 == 0 {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{}s", (ms as f64) / 1000.0)
+    /// How long calls in flight may run on at end of input or shutdown.
+    pub fn drain_timeout(&self) -> Duration {
+        self.inner.drain_timeout
     }
 }

@@ -97,13 +97,14 @@ pub(crate) async fn listen(
     ctx.send(encode::notification(
         methods::SUBSCRIPTIONS_ACKNOWLEDGED,
         &ack,
-    ));
+    ))
+    .await;
     let updated = |uri: &str| {
         let params = ResourceUpdatedParams {
             uri: uri.to_owned(),
             meta: meta(id),
         };
-        ctx.send(encode::notification(methods::RESOURCES_UPDATED, &params));
+        ctx.send(encode::notification(methods::RESOURCES_UPDATED, &params))
     };
     loop {
         tokio::select! {
@@ -111,13 +112,13 @@ pub(crate) async fn listen(
             update = updates.recv() => match update {
                 Ok(published) => {
                     if uris.iter().any(|s| concerns(s, &published)) {
-                        updated(&published);
+                        updated(&published).await;
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(%id, missed, "subscription lagged; resynchronizing");
                     for uri in &uris {
-                        updated(uri);
+                        updated(uri).await;
                     }
                 }
                 Err(broadcast::error::RecvError::Closed) => break,

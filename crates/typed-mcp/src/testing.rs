@@ -35,12 +35,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::{Map, Value, json};
-use tokio::sync::mpsc::UnboundedReceiver;
 use typed_mcp_core::wire::meta_keys;
-use typed_mcp_core::{Facts, PROTOCOL_VERSION, RequestId};
+use typed_mcp_core::{PROTOCOL_VERSION, RequestId};
 
-use crate::dispatch::{Accepted, Connection, Outbox};
 use crate::server::Server;
+use crate::transport::{Accepted, Connection, Inbound, Inbox, Message, Outbox};
 
 /// Called with every message the server sends, and the method of the request
 /// (or `None` for messages answering unparseable input).
@@ -53,6 +52,8 @@ pub struct Response {
     pub messages: Vec<Value>,
     /// What the connection did with the request.
     pub accepted: Accepted,
+    /// The HTTP status of the reply, as Streamable HTTP sends it.
+    pub reply_status: Option<u16>,
 }
 
 impl Response {
@@ -98,6 +99,11 @@ impl Response {
             Accepted::Answered { http_status } => Some(http_status),
             _ => None,
         }
+    }
+
+    /// The HTTP status of the reply on Streamable HTTP, whoever answered.
+    pub fn reply_status(&self) -> Option<u16> {
+        self.reply_status
     }
 }
 
@@ -158,37 +164,49 @@ impl TestClient {
 
     /// Sends raw bytes as one message and collects what the server sends back.
     pub async fn send_raw(&self, message: &[u8]) -> Response {
-        self.send_raw_with(message, &Facts::NONE).await
+        self.send_raw_with(message, Inbound::default()).await
     }
 
-    /// Like [`send_raw`](Self::send_raw), with transport facts (e.g. HTTP headers).
-    pub async fn send_raw_with(&self, message: &[u8], facts: &Facts<'_>) -> Response {
+    /// Like [`send_raw`](Self::send_raw), with what a transport knows (e.g.
+    /// HTTP headers, the authenticated caller).
+    pub async fn send_raw_with(&self, message: &[u8], inbound: Inbound<'_>) -> Response {
         let method = serde_json::from_slice::<Value>(message)
             .ok()
             .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned));
         let (outbox, mut rx) = Outbox::channel();
-        let accepted = self.connection.accept(message, facts, &outbox);
+        let accepted = self.connection.accept(message, inbound, &outbox).await;
         drop(outbox);
         let mut messages = Vec::new();
-        while let Some(bytes) = rx.recv().await {
+        let mut reply_status = None;
+        while let Some(out) = rx.recv().await {
+            let bytes = out.body();
             assert!(
                 !bytes.contains(&b'\n'),
                 "a message must be a single line: {}",
-                String::from_utf8_lossy(&bytes)
+                String::from_utf8_lossy(bytes)
             );
             let message: Value =
-                serde_json::from_slice(&bytes).expect("the server sends valid JSON");
+                serde_json::from_slice(bytes).expect("the server sends valid JSON");
             if let Some(inspect) = &self.inspector {
                 inspect(method.as_deref(), &message);
             }
-            let done = message.get("id").is_some()
-                && (message.get("result").is_some() || message.get("error").is_some());
+            let done = match out.message() {
+                Message::Reply(reply) => {
+                    reply_status = Some(reply.http_status);
+                    true
+                }
+                Message::Notification(_) => false,
+            };
             messages.push(message);
             if done {
                 break;
             }
         }
-        Response { messages, accepted }
+        Response {
+            messages,
+            accepted,
+            reply_status,
+        }
     }
 
     /// Sends a JSON message as is.
@@ -278,7 +296,7 @@ impl TestClient {
 pub struct Subscription<'a> {
     client: &'a TestClient,
     id: RequestId,
-    rx: UnboundedReceiver<Vec<u8>>,
+    rx: Inbox,
 }
 
 impl std::fmt::Debug for Subscription<'_> {
@@ -297,8 +315,9 @@ impl Subscription<'_> {
 
     /// The next message of the stream, or `None` once it ended.
     pub async fn next(&mut self) -> Option<Value> {
-        let bytes = self.rx.recv().await?;
-        let message: Value = serde_json::from_slice(&bytes).expect("the server sends valid JSON");
+        let out = self.rx.recv().await?;
+        let message: Value =
+            serde_json::from_slice(out.body()).expect("the server sends valid JSON");
         if let Some(inspect) = &self.client.inspector {
             inspect(Some("subscriptions/listen"), &message);
         }
@@ -339,8 +358,12 @@ impl TestClient {
         });
         let (outbox, rx) = Outbox::channel();
         let bytes = serde_json::to_vec(&message).expect("a Value serializes");
-        match self.connection.accept(&bytes, &Facts::NONE, &outbox) {
-            Accepted::Started(id) => Subscription {
+        match self
+            .connection
+            .accept(&bytes, Inbound::default(), &outbox)
+            .await
+        {
+            Accepted::Started { id, .. } => Subscription {
                 client: self,
                 id,
                 rx,

@@ -82,14 +82,14 @@ pub fn builder(probe: &Probe) -> ServerBuilder {
             let proceed = proceed.clone();
             async move {
                 let waiting = proceed.notified();
-                ctx.progress(1.0, Some(3.0), Some("first"));
-                ctx.log(LoggingLevel::Info, json!({"step": "first"}));
+                ctx.progress(1.0, Some(3.0), Some("first")).await;
+                ctx.log(LoggingLevel::Info, json!({"step": "first"})).await;
                 if ctx.meta().progress_token.is_some() {
                     // Streamed: the test has seen the first event before this returns.
                     waiting.await;
                 }
-                ctx.progress(2.0, Some(3.0), None);
-                ctx.progress(3.0, Some(3.0), Some("done"));
+                ctx.progress(2.0, Some(3.0), None).await;
+                ctx.progress(3.0, Some(3.0), Some("done")).await;
                 Ok(CallToolResult::text("streamed"))
             }
         });

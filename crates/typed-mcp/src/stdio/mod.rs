@@ -10,12 +10,10 @@ mod redirect;
 use std::io::{self, BufWriter, Write};
 
 use tokio::io::{AsyncRead, BufReader};
-use tokio::sync::mpsc;
-use typed_mcp_core::Facts;
 use typed_mcp_core::router::oversized_answer;
 
-use crate::dispatch::{Connection, Outbox};
 use crate::server::Server;
+use crate::transport::{Connection, Inbound, Inbox, Message, Outbox, Reply, Shutdown};
 use framing::{Frame, LineReader};
 
 impl Server {
@@ -26,25 +24,35 @@ impl Server {
     /// server writes the protocol stream. Likewise fd 0 reads `/dev/null`, so a
     /// child process cannot consume requests meant for the server.
     ///
-    /// End of stdin returns `Ok(())` once the calls in flight have answered; a
-    /// read or write failure returns the error.
+    /// End of stdin returns `Ok(())` once the calls in flight have answered, or
+    /// once the [`drain_timeout`](crate::ServerBuilder::drain_timeout) passed
+    /// and the rest were cancelled; a read or write failure returns the error.
     ///
     /// Any tokio runtime works. A current-thread runtime
     /// (`#[tokio::main(flavor = "current_thread")]`) is the cheapest for stdio:
     /// the measured CPU per call is about half that of the multi-thread default,
     /// and handlers declared with `blocking_handler` still run off the executor.
+    /// (A blocking handler still running when `main` returns keeps the runtime
+    /// from shutting down: end such a process with `std::process::exit`.)
     pub async fn serve_stdio(self) -> io::Result<()> {
+        self.serve_stdio_until(Shutdown::new()).await
+    }
+
+    /// Like [`serve_stdio`](Self::serve_stdio), and also stops reading when
+    /// `shutdown` is triggered (e.g. on SIGTERM), draining as at end of input.
+    pub async fn serve_stdio_until(self, shutdown: Shutdown) -> io::Result<()> {
         #[cfg(unix)]
         {
             let (guard, streams) = redirect::StdioRedirect::install()?;
             let input = tokio::fs::File::from_std(streams.input);
-            let result = self.serve_io(input, streams.output).await;
+            let result = self.serve_io_until(input, streams.output, shutdown).await;
             drop(guard);
             result
         }
         #[cfg(not(unix))]
         {
-            self.serve_io(tokio::io::stdin(), io::stdout()).await
+            self.serve_io_until(tokio::io::stdin(), io::stdout(), shutdown)
+                .await
         }
     }
 
@@ -56,35 +64,59 @@ impl Server {
         R: AsyncRead + Unpin,
         W: Write + Send + 'static,
     {
+        self.serve_io_until(input, output, Shutdown::new()).await
+    }
+
+    /// Like [`serve_io`](Self::serve_io), and also stops reading when
+    /// `shutdown` is triggered, draining as at end of input.
+    pub async fn serve_io_until<R, W>(
+        self,
+        input: R,
+        output: W,
+        shutdown: Shutdown,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin,
+        W: Write + Send + 'static,
+    {
         let max = self.limits().max_message_bytes;
-        let (outbox, rx) = Outbox::channel();
+        let (outbox, inbox) = Outbox::channel();
         let writer = std::thread::Builder::new()
             .name("typed-mcp-stdout".into())
-            .spawn(move || write_loop(output, rx))?;
+            .spawn(move || write_loop(output, inbox))?;
         let connection = Connection::new(self);
         let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input), max);
         let read_result = loop {
-            let frame = match lines.next().await {
+            let frame = tokio::select! {
+                biased;
+                () = shutdown.triggered() => break Ok(()),
+                frame = lines.next() => frame,
+            };
+            let frame = match frame {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break Ok(()),
                 Err(e) => break Err(e),
             };
-            let delivered = match frame {
-                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => true,
+            match frame {
+                Frame::Line(line) if line.iter().all(u8::is_ascii_whitespace) => {}
                 Frame::Line(line) => {
-                    connection.accept(&line, &Facts::NONE, &outbox);
-                    !writer.is_finished()
+                    connection.accept(&line, Inbound::default(), &outbox).await;
                 }
-                Frame::Oversized(len) => outbox.send(oversized_answer(len, max).body),
-            };
-            if !delivered {
+                Frame::Oversized(len) => {
+                    let answer = oversized_answer(len, max);
+                    outbox
+                        .send(Message::Reply(Reply::new(answer.body, answer.http_status)))
+                        .await;
+                }
+            }
+            if writer.is_finished() {
                 break Ok(());
             }
         };
         connection.drain().await;
-        // An empty message tells the writer to flush and stop, even if a handler
+        // The writer stops once what was queued is written, even if a handler
         // still holds a context (and so a clone of the outbox).
-        outbox.send(Vec::new());
+        outbox.end();
         let write_result = tokio::task::spawn_blocking(move || writer.join())
             .await
             .map_err(io::Error::other)?
@@ -93,16 +125,15 @@ impl Server {
     }
 }
 
-fn write_loop<W: Write>(output: W, mut rx: mpsc::UnboundedReceiver<Vec<u8>>) -> io::Result<()> {
+fn write_loop<W: Write>(output: W, mut inbox: Inbox) -> io::Result<()> {
     let mut out = BufWriter::with_capacity(64 * 1024, output);
-    while let Some(message) = rx.blocking_recv() {
-        if message.is_empty() {
-            break;
-        }
-        out.write_all(&message)?;
+    while let Some(message) = inbox.blocking_recv() {
+        out.write_all(message.body())?;
         out.write_all(b"\n")?;
+        // The message's room in the outbox frees once it is in the buffer.
+        drop(message);
         // Flush when nothing else is queued: batches under load, prompt when idle.
-        if rx.is_empty() {
+        if inbox.is_empty() {
             out.flush()?;
         }
     }

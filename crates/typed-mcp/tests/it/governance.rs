@@ -277,13 +277,19 @@ async fn authorize_fails_for_a_granted_but_undeclared_capability() {
 
 #[test]
 fn outside_a_call_the_context_is_empty() {
+    let block_on = |f| {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    };
     let ctx = ToolContext::current();
     assert!(!ctx.in_call());
     assert!(ctx.principal().is_none());
     assert!(ctx.deadline().is_none());
     assert!(ctx.scope().is_empty());
     assert!(ctx.authorize(&DESK_WRITE).is_err());
-    assert!(!ctx.progress(1.0, None, None));
+    assert!(!block_on(ctx.progress(1.0, None, None)));
     // A tool function can be called directly (`peek` would race with the
     // test that counts its runs).
     assert!(
@@ -496,25 +502,20 @@ fn admin_policy(principal: Option<&Principal>) -> Vec<Capability> {
 /// Calls `tool` as `principal` through the connection, as the HTTP transport
 /// does for an authenticated request.
 async fn call_as(server: &Server, principal: Option<&str>, tool: &str) -> Value {
-    use typed_mcp::core::{Decision, Facts};
-    use typed_mcp::dispatch::{Connection, Outbox};
-    let envelope = TestClient::new(server.clone()).envelope();
+    use typed_mcp::transport::Inbound;
+    let client = TestClient::new(server.clone());
     let message = json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": tool, "arguments": {"ticket": 1}, "_meta": envelope}
+        "params": {"name": tool, "arguments": {"ticket": 1}, "_meta": client.envelope()}
     });
-    let Decision::Invoke(call) = server
-        .router()
-        .route(&serde_json::to_vec(&message).unwrap(), &Facts::NONE)
-    else {
-        panic!("routed to a handler");
-    };
-    let connection = Connection::new(server.clone());
-    let (outbox, mut rx) = Outbox::channel();
-    connection.start_as(call, &outbox, principal.map(Principal::new));
-    drop(outbox);
-    let bytes = rx.recv().await.expect("a response");
-    serde_json::from_slice(&bytes).unwrap()
+    let principal = principal.map(Principal::new);
+    let response = client
+        .send_raw_with(
+            &serde_json::to_vec(&message).unwrap(),
+            Inbound::default().principal(principal.as_ref()),
+        )
+        .await;
+    response.response().expect("a response").clone()
 }
 
 #[tokio::test]

@@ -9,8 +9,8 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use typed_mcp::dispatch::Accepted;
 use typed_mcp::testing::TestClient;
+use typed_mcp::transport::Accepted;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
 use typed_mcp::{RpcError, Server, ToolContext, ToolDecl, ToolError, ToolOutcome};
 
@@ -56,21 +56,26 @@ fn server() -> Server {
         )
         .tool(tool("progress").handler(|_a, ctx| async move {
             let sent = [
-                ctx.progress(0.0, Some(100.0), Some("start")),
-                ctx.progress(50.0, Some(100.0), None),
-                ctx.progress(100.0, Some(100.0), Some("done")),
+                ctx.progress(0.0, Some(100.0), Some("start")).await,
+                ctx.progress(50.0, Some(100.0), None).await,
+                ctx.progress(100.0, Some(100.0), Some("done")).await,
             ];
             Ok(CallToolResult::structured(json!({"sent": sent})))
         }))
         .tool(tool("progress_backwards").handler(|_a, ctx| async move {
-            let sent = [10.0, 5.0, 10.0, 20.0].map(|p| ctx.progress(p, None, None));
+            let mut sent = Vec::new();
+            for p in [10.0, 5.0, 10.0, 20.0] {
+                sent.push(ctx.progress(p, None, None).await);
+            }
             Ok(CallToolResult::structured(json!({"sent": sent})))
         }))
         .tool(tool("log").blocking_handler(|_a, ctx| {
+            // A blocking handler drives the notification futures itself.
+            let runtime = tokio::runtime::Handle::current();
             let sent = [
-                ctx.log(LoggingLevel::Debug, "debug line"),
-                ctx.log(LoggingLevel::Info, "info line"),
-                ctx.log(LoggingLevel::Warning, json!({"disk": "low"})),
+                runtime.block_on(ctx.log(LoggingLevel::Debug, "debug line")),
+                runtime.block_on(ctx.log(LoggingLevel::Info, "info line")),
+                runtime.block_on(ctx.log(LoggingLevel::Warning, json!({"disk": "low"}))),
             ];
             Ok(CallToolResult::structured(json!({"sent": sent})))
         }))
@@ -169,7 +174,13 @@ async fn a_protocol_error_from_a_handler_is_a_json_rpc_error() {
         "params": {"name": "refuses", "_meta": client.envelope()}
     });
     let response = client.send(&message).await;
-    assert_eq!(response.accepted, Accepted::Started("p".into()));
+    assert_eq!(
+        response.accepted,
+        Accepted::Started {
+            id: "p".into(),
+            notifies: false
+        }
+    );
     assert_eq!(response.messages.len(), 1);
     assert_eq!(response.messages[0]["id"], "p");
     assert_eq!(
@@ -394,7 +405,13 @@ async fn a_cancelled_call_sends_nothing_and_its_handler_stops() {
     });
     assert!(cancelled.messages.is_empty());
     assert_eq!(cancelled.accepted, Accepted::Dropped);
-    assert_eq!(response.accepted, Accepted::Started("c1".into()));
+    assert_eq!(
+        response.accepted,
+        Accepted::Started {
+            id: "c1".into(),
+            notifies: false
+        }
+    );
     assert!(
         response.messages.is_empty(),
         "nothing is sent for a cancelled call: {:?}",

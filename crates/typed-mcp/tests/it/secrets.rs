@@ -638,7 +638,8 @@ async fn leak_everywhere(leak: Leak, ctx: typed_mcp::ToolContext) -> Result<Stri
             ctx.log(
                 typed_mcp::wire::LoggingLevel::Error,
                 json!({"message": format!("upstream rejected {key}"), "key": key}),
-            );
+            )
+            .await;
             Ok("logged".into())
         }
         Leak::Panic => panic!("upstream key {key} was refused"),

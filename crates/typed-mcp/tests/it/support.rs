@@ -2,8 +2,8 @@
 //! response.
 
 use serde_json::{Value, json};
-use typed_mcp::core::Facts;
 use typed_mcp::testing::{Response, TestClient};
+use typed_mcp::transport::Inbound;
 
 pub const VERSION: &str = "2026-07-28";
 
@@ -58,13 +58,7 @@ pub async fn send_http(
 ) -> Response {
     let bytes = serde_json::to_vec(message).expect("a Value serializes");
     client
-        .send_raw_with(
-            &bytes,
-            &Facts {
-                headers: Some(hdrs),
-                lists: None,
-            },
-        )
+        .send_raw_with(&bytes, Inbound::default().headers(hdrs))
         .await
 }
 

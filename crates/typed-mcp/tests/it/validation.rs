@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 use typed_mcp::core::{Decision, Facts};
-use typed_mcp::dispatch::Accepted;
+use typed_mcp::transport::Accepted;
 use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents};
 use typed_mcp::{PromptDecl, ResourceDecl, Server, ToolDecl};
 

@@ -1,0 +1,423 @@
+//! The handler stage of every kind of call: state, deadline, the
+//! application's layers, the handler, and the output mapped to its wire
+//! result.
+
+use std::time::{Duration, SystemTime};
+
+use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
+use typed_mcp_core::wire::{
+    CallToolResult, CompleteResult, Completion, InputRequiredResult, ReadResourceResult,
+    ResultMeta, ResultType,
+};
+use typed_mcp_core::{RequestId, RpcError, Target, encode};
+
+use super::record::CallRecord;
+use super::{Slot, Stopped};
+use crate::context::{CallNote, Principal, ToolContext};
+use crate::declare::{
+    CompletionRequest, PromptReply, ResourceReply, ResourceRequest, ToolError, ToolReply,
+};
+use crate::receipt::Outcome;
+use crate::server::Server;
+use crate::state::{BindingDigest, StateBinding};
+use crate::subscribe;
+use crate::transport::Reply;
+use crate::typed::answer::check_input_requests;
+
+impl Server {
+    /// Verifies the `requestState` of a retry and hands its plaintext to the
+    /// handler's context; a state this server did not seal for this request is
+    /// `-32602` and the handler never runs.
+    pub(crate) fn open_state(
+        &self,
+        token: Option<String>,
+        binding: &BindingDigest,
+        name: &str,
+        ctx: &ToolContext,
+    ) -> Result<(), RpcError> {
+        if let Some(token) = token {
+            let state = self
+                .inner
+                .state_keys
+                .open(&token, binding, SystemTime::now())
+                .map_err(|e| {
+                    tracing::warn!(%name, error = %e, "refused a requestState");
+                    RpcError::invalid_params(e.to_string())
+                })?;
+            ctx.set_request_state(state);
+        }
+        Ok(())
+    }
+
+    /// Encodes an `input_required` result, sealing its state for this request.
+    fn input_required(
+        &self,
+        id: &RequestId,
+        name: &str,
+        mut asked: InputRequiredResult,
+        binding: &BindingDigest,
+    ) -> Result<Vec<u8>, RpcError> {
+        if asked.input_requests.as_ref().is_none_or(|r| r.is_empty())
+            && asked.request_state.is_none()
+        {
+            return Err(RpcError::internal(format!(
+                "{name:?} asked for input without inputRequests or requestState"
+            )));
+        }
+        // The client must be able neither to read nor to forge it.
+        if let Some(state) = asked.request_state.take() {
+            asked.request_state = Some(self.inner.state_keys.seal(
+                &state,
+                binding,
+                SystemTime::now(),
+                self.inner.state_ttl,
+            ));
+        }
+        // Not cacheable, so no cache hints; identified like every result.
+        asked.result_type = ResultType::InputRequired;
+        asked.meta.server_info = Some(self.catalog().server_info().clone());
+        Ok(encode::result(id, &asked))
+    }
+
+    fn handler_panicked(&self, kind: &str, name: &str, panic: &str) -> RpcError {
+        // The panic message stays in the server's log, without secrets: it
+        // may hold internal detail.
+        let panic = self.inner.redactor.redact_str(panic);
+        tracing::error!(%kind, %name, %panic, "handler panicked");
+        RpcError::internal(format!(
+            "the {kind} {name:?} failed unexpectedly (handler panicked)"
+        ))
+    }
+
+    pub(crate) fn meta(&self) -> ResultMeta {
+        ResultMeta::server(self.catalog().server_info().clone())
+    }
+
+    /// Runs the handler a call is for and encodes its response (a result or a
+    /// JSON-RPC error). A panicking handler becomes `-32603`.
+    pub(crate) async fn invoke(
+        &self,
+        id: &RequestId,
+        target: Target,
+        request_state: Option<String>,
+        ctx: ToolContext,
+        record: CallRecord,
+        slot: Slot,
+    ) -> Reply {
+        // The grants were checked when the call was accepted.
+        if let Some(caps) = &record.caps {
+            ctx.set_scope(caps.clone());
+        }
+        let mut outcome = None;
+        let reply = match self
+            .invoke_target(id, target, request_state, ctx, &slot, &mut outcome)
+            .await
+        {
+            Ok(body) => Reply::new(body, 200),
+            Err(e) => {
+                outcome.get_or_insert(Outcome::Error { code: e.code });
+                Reply::new(encode::error(Some(id), &e), e.http_status())
+            }
+        };
+        record.finish(outcome.unwrap_or(Outcome::Completed));
+        reply
+    }
+
+    /// The error a call answers when its handler stage stopped without a
+    /// value (for tools, a timeout is a tool error instead: see the tool arm).
+    fn stopped(
+        &self,
+        kind: &'static str,
+        name: &str,
+        stopped: Stopped,
+        outcome: &mut Option<Outcome>,
+    ) -> RpcError {
+        match stopped {
+            Stopped::Panicked(panic) => {
+                *outcome = Some(Outcome::Panicked);
+                self.handler_panicked(kind, name, &panic)
+            }
+            Stopped::TimedOut(limit) => {
+                *outcome = Some(timed_out(limit));
+                RpcError::internal(format!(
+                    "the {kind} {name:?} timed out after {}",
+                    human_duration(limit)
+                ))
+            }
+            Stopped::Refused(error) => {
+                let error = super::layer_refusal(error);
+                *outcome = Some(Outcome::RefusedByLayer {
+                    reason: self.redactor().redact_str(&error.message).into_owned(),
+                });
+                error
+            }
+        }
+    }
+
+    async fn invoke_target(
+        &self,
+        id: &RequestId,
+        target: Target,
+        request_state: Option<String>,
+        ctx: ToolContext,
+        slot: &Slot,
+        outcome: &mut Option<Outcome>,
+    ) -> Result<Vec<u8>, RpcError> {
+        let catalog = self.catalog();
+        let default_timeout = self.inner.default_timeout;
+        match target {
+            Target::Tool { index, arguments } => {
+                let entry = &catalog.tools()[index];
+                let name = &entry.tool.name;
+                let asks_input = self.inner.tools[index].asks_input;
+                // The request binding (a hash of the arguments) is needed only to
+                // open or seal a state: most calls skip it.
+                let binding = (asks_input || request_state.is_some()).then(|| {
+                    StateBinding {
+                        method: "tools/call",
+                        target: name,
+                        arguments: Some(&arguments),
+                        principal: ctx.principal().map(Principal::id),
+                    }
+                    .digest()
+                });
+                if let Some(binding) = &binding {
+                    self.open_state(request_state, binding, name, &ctx)?;
+                }
+                let decl = &self.inner.tools[index];
+                let finished = self
+                    .run_stage(
+                        &decl.handler,
+                        arguments,
+                        &ctx,
+                        slot,
+                        decl.timeout,
+                        "tools/call",
+                        name,
+                    )
+                    .await;
+                let outcome_of_handler = match finished {
+                    Ok(reply) => reply,
+                    Err(Stopped::TimedOut(limit)) => {
+                        // A model reads a timeout best as a tool error.
+                        *outcome = Some(timed_out(limit));
+                        Err(ToolError::execution(format!(
+                            "tool {name:?} timed out after {}",
+                            human_duration(limit)
+                        )))
+                    }
+                    Err(stopped) => return Err(self.stopped("tool", name, stopped, outcome)),
+                };
+                let mut result = match outcome_of_handler {
+                    Ok(ToolReply::Complete(result)) => result,
+                    Ok(ToolReply::InputRequired(asked)) => {
+                        let Some(binding) = &binding else {
+                            return Err(RpcError::internal(format!(
+                                "tool {name:?} asked for input but was declared with a handler that cannot"
+                            )));
+                        };
+                        let body = self.input_required(id, name, asked, binding)?;
+                        *outcome = Some(Outcome::InputRequired);
+                        return Ok(body);
+                    }
+                    Err(ToolError::Execution(message)) => CallToolResult::error(message),
+                    Err(ToolError::Protocol(e)) => return Err(e),
+                };
+                if entry.tool.output_schema.is_some()
+                    && !result.is_error()
+                    && result.structured_content.is_none()
+                {
+                    tracing::error!(tool = %name, "tool declares an output schema but returned no structuredContent");
+                    return Err(RpcError::internal(format!(
+                        "tool {name:?} declares an output schema but returned no structured content"
+                    )));
+                }
+                if result.is_error() && outcome.is_none() {
+                    *outcome = Some(match ctx.take_note() {
+                        Some(CallNote::InvalidArguments) => Outcome::InvalidArguments,
+                        Some(CallNote::Error {
+                            error_type,
+                            variant,
+                        }) => Outcome::Failed {
+                            error_type: Some(error_type.to_owned()),
+                            variant,
+                        },
+                        None => Outcome::Failed {
+                            error_type: None,
+                            variant: None,
+                        },
+                    });
+                }
+                result.result_type = ResultType::Complete;
+                result.meta.server_info = Some(catalog.server_info().clone());
+                Ok(encode::result(id, &result))
+            }
+            Target::Resource { uri, matched } => {
+                let (handler, cache, variables) = match matched {
+                    ResourceMatch::Static(i) => (
+                        &self.inner.resources[i].0,
+                        catalog.resources()[i].cache,
+                        Vec::new(),
+                    ),
+                    ResourceMatch::Template { index, variables } => {
+                        let entry = catalog.template(index);
+                        (&self.inner.templates[index].0, entry.cache, variables)
+                    }
+                };
+                let binding = StateBinding {
+                    method: "resources/read",
+                    target: &uri,
+                    arguments: None,
+                    principal: ctx.principal().map(Principal::id),
+                }
+                .digest();
+                self.open_state(request_state, &binding, &uri, &ctx)?;
+                let request = ResourceRequest {
+                    uri: uri.clone(),
+                    variables,
+                };
+                let reply = self
+                    .run_stage(
+                        handler,
+                        request,
+                        &ctx,
+                        slot,
+                        default_timeout,
+                        "resources/read",
+                        &uri,
+                    )
+                    .await
+                    .map_err(|stopped| self.stopped("resource", &uri, stopped, outcome))??;
+                let contents = match reply {
+                    ResourceReply::Complete(contents) => contents,
+                    ResourceReply::InputRequired(asked) => {
+                        check_input_requests(&asked, &ctx)?;
+                        let body = self.input_required(id, &uri, asked, &binding)?;
+                        *outcome = Some(Outcome::InputRequired);
+                        return Ok(body);
+                    }
+                };
+                if contents.is_empty() {
+                    return Err(RpcError::resource_not_found(&uri));
+                }
+                Ok(encode::result(
+                    id,
+                    &ReadResourceResult {
+                        result_type: ResultType::Complete,
+                        contents,
+                        ttl_ms: cache.ttl_ms,
+                        cache_scope: cache.scope,
+                        meta: self.meta(),
+                    },
+                ))
+            }
+            Target::Prompt { index, arguments } => {
+                let name = &catalog.prompts()[index].prompt.name;
+                let as_map: serde_json::Map<String, serde_json::Value> = arguments
+                    .iter()
+                    .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+                    .collect();
+                let binding = StateBinding {
+                    method: "prompts/get",
+                    target: name,
+                    arguments: Some(&as_map),
+                    principal: ctx.principal().map(Principal::id),
+                }
+                .digest();
+                self.open_state(request_state, &binding, name, &ctx)?;
+                let handler = &self.inner.prompts[index].0;
+                let reply = self
+                    .run_stage(
+                        handler,
+                        arguments,
+                        &ctx,
+                        slot,
+                        default_timeout,
+                        "prompts/get",
+                        name,
+                    )
+                    .await
+                    .map_err(|stopped| self.stopped("prompt", name, stopped, outcome))??;
+                match reply {
+                    PromptReply::Complete(mut result) => {
+                        result.result_type = ResultType::Complete;
+                        result.meta.server_info = Some(catalog.server_info().clone());
+                        Ok(encode::result(id, &result))
+                    }
+                    PromptReply::InputRequired(asked) => {
+                        check_input_requests(&asked, &ctx)?;
+                        let body = self.input_required(id, name, asked, &binding)?;
+                        *outcome = Some(Outcome::InputRequired);
+                        Ok(body)
+                    }
+                }
+            }
+            Target::Listen { filter } => Ok(subscribe::listen(self, id, filter, ctx).await),
+            Target::Complete {
+                target,
+                argument,
+                context,
+            } => {
+                let completer = match target {
+                    CompletionTarget::Prompt(i) => self.inner.prompts[i].1.as_ref(),
+                    CompletionTarget::Template(i) => self.inner.templates[i].1.as_ref(),
+                };
+                let mut values = match completer {
+                    Some(completer) => {
+                        let request = CompletionRequest {
+                            argument: argument.name.clone(),
+                            value: argument.value,
+                            context,
+                        };
+                        let name = &argument.name;
+                        self.run_stage(
+                            completer,
+                            request,
+                            &ctx,
+                            slot,
+                            default_timeout,
+                            "completion/complete",
+                            name,
+                        )
+                        .await
+                        .map_err(|stopped| self.stopped("completer", name, stopped, outcome))??
+                    }
+                    None => Vec::new(),
+                };
+                let total = values.len() as u64;
+                let has_more = values.len() > 100;
+                values.truncate(100);
+                Ok(encode::result(
+                    id,
+                    &CompleteResult {
+                        result_type: ResultType::Complete,
+                        completion: Completion {
+                            values,
+                            total: Some(total),
+                            has_more: Some(has_more),
+                        },
+                        meta: self.meta(),
+                    },
+                ))
+            }
+        }
+    }
+}
+
+fn timed_out(limit: Duration) -> Outcome {
+    Outcome::TimedOut {
+        after_ms: limit.as_millis().try_into().unwrap_or(u64::MAX),
+    }
+}
+
+/// A deadline as people write it: `30s`, `250ms`, `1.5s`.
+fn human_duration(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms < 1000 {
+        format!("{ms}ms")
+    } else if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", (ms as f64) / 1000.0)
+    }
+}

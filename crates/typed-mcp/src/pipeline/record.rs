@@ -1,0 +1,367 @@
+//! The record stage: every request runs in one span, and every request that
+//! names a declaration leaves exactly one receipt, refusals included.
+
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::json;
+use typed_mcp_core::digest::Digest;
+use typed_mcp_core::router::ResourceMatch;
+use typed_mcp_core::wire::{CallToolResult, ResultType};
+use typed_mcp_core::{AnsweredRequest, Call, Declaration, RequestId, RpcError, Target, encode};
+
+use crate::capability::Capability;
+use crate::context::Principal;
+use crate::receipt::{Outcome, Receipt};
+use crate::server::Server;
+use crate::trace::TraceContext;
+
+/// The result `_meta` key listing the capabilities a refused tool call lacked.
+pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilities";
+
+/// The JSON-RPC error code of a refused `resources/read` or `prompts/get`
+/// (their results have no error form). Application-defined, so outside the
+/// range JSON-RPC and MCP reserve; `data.missingCapabilities` lists the names.
+pub const CAPABILITY_NOT_GRANTED: i32 = -31001;
+
+impl Server {
+    /// Checks that `principal` holds every capability the call's declaration
+    /// needs. A refused call is answered at once — it neither waits for a
+    /// handler slot nor runs — and its receipt recorded; `Err` is the answer.
+    pub(crate) fn check_grants(
+        &self,
+        call: &Call,
+        principal: Option<&Principal>,
+        record: CallRecord,
+    ) -> Result<CallRecord, Vec<u8>> {
+        let Some(caps) = &record.caps else {
+            return Ok(record);
+        };
+        let missing = self.inner.grants.missing(caps, principal);
+        if missing.is_empty() {
+            return Ok(record);
+        }
+        let subject = self.subject(&call.target).expect("a declaration's call");
+        let body = self.refusal(&call.id, &subject, &missing);
+        record.finish(Outcome::Refused {
+            missing: missing.iter().map(|c| c.name().to_owned()).collect(),
+        });
+        Err(body)
+    }
+
+    /// What a call is for, when it calls a declaration (and so gets a receipt).
+    pub(crate) fn subject(&self, target: &Target) -> Option<Subject<'_>> {
+        match target {
+            Target::Tool { index, .. } => self.subject_of(&DeclarationRef::Tool(*index)),
+            Target::Prompt { index, .. } => self.subject_of(&DeclarationRef::Prompt(*index)),
+            Target::Resource { uri, matched } => {
+                self.subject_of(&DeclarationRef::Resource { uri, matched })
+            }
+            Target::Listen { .. } | Target::Complete { .. } => None,
+        }
+    }
+
+    /// The subject of a declaration.
+    fn subject_of(&self, declaration: &DeclarationRef<'_>) -> Option<Subject<'_>> {
+        let catalog = self.catalog();
+        Some(match *declaration {
+            DeclarationRef::Tool(index) => {
+                let entry = catalog.tools().get(index)?;
+                Subject {
+                    method: "tools/call",
+                    name: &entry.tool.name,
+                    uri: None,
+                    digest: &catalog.tool_digest(index).digest,
+                    caps: self.inner.tools[index].caps.clone(),
+                }
+            }
+            DeclarationRef::Prompt(index) => {
+                let entry = catalog.prompts().get(index)?;
+                Subject {
+                    method: "prompts/get",
+                    name: &entry.prompt.name,
+                    uri: None,
+                    digest: &catalog.prompt_digest(index).digest,
+                    caps: self.inner.prompts[index].2.clone(),
+                }
+            }
+            DeclarationRef::Resource { uri, matched } => {
+                let (name, digest, caps) = match matched {
+                    ResourceMatch::Static(i) => {
+                        let entry = &catalog.resources()[*i];
+                        (
+                            &entry.resource.name,
+                            &catalog.resource_digest(*i).digest,
+                            self.inner.resources[*i].1.clone(),
+                        )
+                    }
+                    ResourceMatch::Template { index, .. } => {
+                        let entry = catalog.template(*index);
+                        (
+                            &entry.template.name,
+                            &catalog.template_digest(*index).digest,
+                            self.inner.templates[*index].2.clone(),
+                        )
+                    }
+                };
+                Subject {
+                    method: "resources/read",
+                    name,
+                    uri: Some(uri.to_owned()),
+                    digest,
+                    caps,
+                }
+            }
+        })
+    }
+
+    /// The answer to a call whose declaration needs capabilities the caller
+    /// was not granted: a tool error the model can read (tools), or a
+    /// JSON-RPC error (resources and prompts, whose results have no error
+    /// form).
+    fn refusal(&self, id: &RequestId, subject: &Subject, missing: &[Capability]) -> Vec<u8> {
+        let names: Vec<&str> = missing.iter().map(|c| c.name()).collect();
+        let described: Vec<String> = missing
+            .iter()
+            .map(|c| format!("{} ({})", c.name(), c.description()))
+            .collect();
+        let what = match subject.method {
+            "tools/call" => format!("the tool {:?}", subject.name),
+            "prompts/get" => format!("the prompt {:?}", subject.name),
+            _ => format!("the resource {:?}", subject.name),
+        };
+        let message = format!(
+            "refused: {what} needs the {} {}, which {} not granted to this caller",
+            if missing.len() == 1 {
+                "capability"
+            } else {
+                "capabilities"
+            },
+            described.join(", "),
+            if missing.len() == 1 { "is" } else { "are" },
+        );
+        tracing::debug!(method = subject.method, name = %subject.name, missing = ?names, "call refused");
+        if subject.method == "tools/call" {
+            let mut result = CallToolResult::error(message);
+            result.result_type = ResultType::Complete;
+            result.meta = self.meta();
+            result
+                .meta
+                .other
+                .insert(MISSING_CAPABILITIES_META_KEY.to_owned(), json!(names));
+            encode::result(id, &result)
+        } else {
+            let error = RpcError::new(CAPABILITY_NOT_GRANTED, message)
+                .with_data(json!({ "missingCapabilities": names }));
+            encode::error(Some(id), &error)
+        }
+    }
+}
+
+/// A declaration named by a call or by a refused request.
+pub(crate) enum DeclarationRef<'a> {
+    Tool(usize),
+    Prompt(usize),
+    Resource {
+        uri: &'a str,
+        matched: &'a ResourceMatch,
+    },
+}
+
+impl<'a> From<&'a Declaration> for DeclarationRef<'a> {
+    fn from(declaration: &'a Declaration) -> Self {
+        match declaration {
+            Declaration::Tool(i) => DeclarationRef::Tool(*i),
+            Declaration::Prompt(i) => DeclarationRef::Prompt(*i),
+            Declaration::Resource { uri, matched } => DeclarationRef::Resource { uri, matched },
+        }
+    }
+}
+
+/// The declaration a call is for, as its receipt names it.
+pub(crate) struct Subject<'a> {
+    method: &'static str,
+    name: &'a str,
+    uri: Option<String>,
+    digest: &'a Digest,
+    caps: Arc<[Capability]>,
+}
+
+/// The record of one accepted call: its request span, and — for a call of a
+/// declaration — its receipt. Opened when the call is accepted, so a call
+/// cancelled even before it starts (waiting for a handler slot) leaves a
+/// receipt; [`finish`](Self::finish) records the outcome, and a record dropped
+/// unfinished (the call's task aborted) records `Cancelled`.
+pub(crate) struct CallRecord {
+    server: Server,
+    /// The capabilities the declaration needs; `None` for calls that are not
+    /// of a declaration (subscriptions, completions).
+    pub(crate) caps: Option<Arc<[Capability]>>,
+    /// `None` when no sink wants receipts now: nothing is built.
+    pending: Option<Receipt>,
+    started: Instant,
+    /// The call's cancellation; `None` for a request the router answered.
+    cancel: Option<tokio_util::sync::CancellationToken>,
+    span: tracing::Span,
+    done: bool,
+}
+
+impl CallRecord {
+    /// The span the call runs in.
+    pub(crate) fn span(&self) -> &tracing::Span {
+        &self.span
+    }
+
+    pub(crate) fn finish(mut self, outcome: Outcome) {
+        // A call cancelled while finishing gets no response: say so.
+        let outcome = if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            Outcome::Cancelled
+        } else {
+            outcome
+        };
+        self.record(outcome);
+    }
+
+    fn record(&mut self, outcome: Outcome) {
+        if std::mem::replace(&mut self.done, true) {
+            return;
+        }
+        let code;
+        let error_type = match &outcome {
+            Outcome::Completed | Outcome::InputRequired => None,
+            Outcome::Error { code: c } => {
+                code = c.to_string();
+                Some(code.as_str())
+            }
+            Outcome::Panicked => Some("-32603"),
+            Outcome::Failed { .. } => Some("tool_error"),
+            other => Some(other.kind()),
+        };
+        crate::trace::record_outcome(&self.span, outcome.kind(), error_type);
+        let Some(mut receipt) = self.pending.take() else {
+            return;
+        };
+        if matches!(outcome, Outcome::Refused { .. }) {
+            receipt.scope.clear();
+        }
+        let redactor = &self.server.inner.redactor;
+        if !redactor.is_empty() {
+            for text in [
+                Some(&mut receipt.name),
+                receipt.uri.as_mut(),
+                receipt.principal.as_mut(),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                *text = redactor.redact_str(text).into_owned();
+            }
+        }
+        receipt.outcome = outcome;
+        receipt.duration_us = self
+            .started
+            .elapsed()
+            .as_micros()
+            .try_into()
+            .unwrap_or(u64::MAX);
+        for sink in &self.server.inner.receipt_sinks {
+            sink.record(&receipt);
+        }
+    }
+}
+
+impl Drop for CallRecord {
+    fn drop(&mut self) {
+        self.record(Outcome::Cancelled);
+    }
+}
+
+impl Server {
+    /// Opens the record of a call as it is accepted (see [`CallRecord`]).
+    pub(crate) fn open_record(
+        &self,
+        call: &Call,
+        principal: Option<&Principal>,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) -> (CallRecord, TraceContext) {
+        let subject = self.subject(&call.target);
+        let method = match (&subject, &call.target) {
+            (Some(s), _) => s.method,
+            (None, Target::Listen { .. }) => "subscriptions/listen",
+            (None, _) => "completion/complete",
+        };
+        let trace = TraceContext::from_meta(&call.meta);
+        self.open(method, &call.id, subject, principal, trace, Some(cancel))
+    }
+
+    /// Opens the record of a request the router answered itself: its span,
+    /// and its receipt when it named a declaration. The caller finishes it.
+    pub(crate) fn open_answered(
+        &self,
+        request: &AnsweredRequest,
+        principal: Option<&Principal>,
+    ) -> CallRecord {
+        let subject = request
+            .declaration
+            .as_ref()
+            .and_then(|d| self.subject_of(&DeclarationRef::from(d)));
+        let trace = TraceContext::from_headers(
+            request.traceparent.as_deref(),
+            request.tracestate.as_deref(),
+        );
+        self.open(
+            &request.method,
+            &request.id,
+            subject,
+            principal,
+            trace,
+            None,
+        )
+        .0
+    }
+
+    fn open(
+        &self,
+        method: &str,
+        id: &RequestId,
+        subject: Option<Subject<'_>>,
+        principal: Option<&Principal>,
+        mut trace: TraceContext,
+        cancel: Option<&tokio_util::sync::CancellationToken>,
+    ) -> (CallRecord, TraceContext) {
+        let span = crate::trace::request_span(
+            method,
+            subject.as_ref().map_or("", |s| s.name),
+            id,
+            principal.map(Principal::id),
+            &mut trace,
+        );
+        let sinks = &self.inner.receipt_sinks;
+        let pending = subject
+            .as_ref()
+            .filter(|_| sinks.iter().any(|s| s.enabled()))
+            .map(|subject| Receipt {
+                time: crate::receipt::rfc3339(SystemTime::now()),
+                request_id: serde_json::to_value(id).unwrap_or_default(),
+                method: subject.method.to_owned(),
+                name: subject.name.to_owned(),
+                uri: subject.uri.clone(),
+                digest: Some(subject.digest.to_string()),
+                principal: principal.map(|p| p.id().to_owned()),
+                scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
+                outcome: Outcome::Cancelled,
+                duration_us: 0,
+                trace_id: trace.trace_id().to_string(),
+            });
+        let record = CallRecord {
+            server: self.clone(),
+            caps: subject.map(|s| s.caps),
+            pending,
+            started: Instant::now(),
+            cancel: cancel.cloned(),
+            span,
+            done: false,
+        };
+        (record, trace)
+    }
+}

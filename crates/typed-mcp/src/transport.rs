@@ -1,0 +1,611 @@
+//! The seam a transport is written against.
+//!
+//! A transport frames inbound messages and hands each one to
+//! [`Connection::accept`]; everything the server sends comes back on an
+//! [`Inbox`] as typed [`Outgoing`] messages — a [`Message::Notification`] of a
+//! request in flight, or the [`Message::Reply`] that ends a request, with the
+//! HTTP status the protocol assigns it — so no transport parses what the
+//! server wrote. stdio and Streamable HTTP (typed-mcp-http) are both written
+//! with nothing but this module.
+//!
+//! # Backpressure
+//!
+//! What a server holds for work it accepted but has not finished is bounded
+//! (see [`ServerBuilder::max_pending`](crate::ServerBuilder::max_pending),
+//! [`max_pending_bytes`](crate::ServerBuilder::max_pending_bytes) and
+//! [`Outbox::with_capacity`]):
+//!
+//! - **Calls in flight** (waiting for a handler slot or running) are counted.
+//!   A call over the count is answered at once with `-31002` (server
+//!   overloaded; HTTP `503` with `Retry-After`), with its receipt, and the
+//!   transport goes on reading — so a flood of small calls behind stuck
+//!   handlers is shed and a `notifications/cancelled` behind it still arrives.
+//! - **Bytes in flight** (the size of each accepted request, held until its
+//!   reply has been written) are bounded too. A request that finds no room
+//!   makes [`Connection::accept`] wait — the transport stops reading, and the
+//!   peer is slowed as by TCP's own flow control — so a stream of large calls
+//!   is served in little memory. Should no room free up within
+//!   [`ServerBuilder::queue_timeout`](crate::ServerBuilder::queue_timeout), the
+//!   request is shed instead, and so is every further one while the budget
+//!   stays full: a stuck server never stops reading for good.
+//! - **The outbox** is bounded in bytes: a handler's progress and log
+//!   notifications wait for room, so a slow reader slows the handler instead
+//!   of growing a queue. Notifications are consumed by the transport's reading
+//!   side and never wait for a slot.
+//!
+//! # Writing a transport
+//!
+//! ```
+//! use typed_mcp::transport::{Connection, Inbound, Message, Outbox};
+//! use typed_mcp::{Server, ToolDecl};
+//! use typed_mcp::wire::CallToolResult;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let server = Server::new("demo", "1.0.0")
+//!     .tool(ToolDecl::builder("hi").description("Say hi.")
+//!         .handler(|_args, _ctx| async { Ok(CallToolResult::text("hi")) }))
+//!     .build()?;
+//! let connection = Connection::new(server);
+//! let (outbox, mut inbox) = Outbox::channel();
+//! let request = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hi",
+//!   "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!   "io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+//! connection.accept(request, Inbound::default(), &outbox).await;
+//! match inbox.recv().await.map(|m| m.into_message()) {
+//!     Some(Message::Reply(reply)) => assert_eq!(reply.http_status, 200),
+//!     other => panic!("expected the reply, got {other:?}"),
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::task::AbortHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use typed_mcp_core::router::Headers;
+use typed_mcp_core::{Decision, Dropped, Facts, RequestId};
+
+use crate::context::Principal;
+use crate::server::Server;
+
+/// Default [`Outbox`] capacity: 4 MiB of queued messages.
+pub const DEFAULT_OUTBOX_BYTES: usize = 4 * 1024 * 1024;
+
+/// What a message costs in the outbox beyond its bytes (its allocation and
+/// queue slot), so that many tiny messages are bounded too.
+const MESSAGE_OVERHEAD: usize = 64;
+
+/// One message the server sends, as the transport writes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// A notification of a request in flight (`notifications/progress`,
+    /// `notifications/message`, a subscription's messages): more follows.
+    Notification(Vec<u8>),
+    /// The message that ends a request: its result or error. Nothing more is
+    /// sent for that request.
+    Reply(Reply),
+}
+
+impl Message {
+    /// The message's JSON text (one compact object, no trailing newline).
+    pub fn body(&self) -> &[u8] {
+        match self {
+            Message::Notification(body) => body,
+            Message::Reply(reply) => &reply.body,
+        }
+    }
+}
+
+/// The final message of a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Reply {
+    /// One compact JSON-RPC response object, without a trailing newline.
+    pub body: Vec<u8>,
+    /// The HTTP status Streamable HTTP sends it with (see the router's
+    /// status policy): 200 for results and method-level errors, 4xx for
+    /// protocol errors, 500 for internal errors, 503 when overloaded.
+    pub http_status: u16,
+    /// For an overloaded server, when the client should retry (HTTP
+    /// `Retry-After`).
+    pub retry_after: Option<Duration>,
+}
+
+impl Reply {
+    /// A reply with this body and HTTP status (for a transport's own replies).
+    pub fn new(body: Vec<u8>, http_status: u16) -> Self {
+        Reply {
+            body,
+            http_status,
+            retry_after: None,
+        }
+    }
+}
+
+/// A [`Message`] taken from an [`Inbox`]. It holds its room in the outbox
+/// (and, for a reply, the request's room in the server's byte budget) until
+/// it is dropped: drop it once it is written.
+#[derive(Debug)]
+pub struct Outgoing {
+    message: Message,
+    _room: Option<OwnedSemaphorePermit>,
+    _request: Option<OwnedSemaphorePermit>,
+}
+
+impl Outgoing {
+    /// The message.
+    pub fn message(&self) -> &Message {
+        &self.message
+    }
+
+    /// The message's JSON text.
+    pub fn body(&self) -> &[u8] {
+        self.message.body()
+    }
+
+    /// True for the reply that ends a request.
+    pub fn is_reply(&self) -> bool {
+        matches!(self.message, Message::Reply(_))
+    }
+
+    /// The message, giving its room back at once.
+    pub fn into_message(self) -> Message {
+        self.message
+    }
+}
+
+enum Item {
+    Out(Outgoing),
+    End,
+}
+
+/// Where the server queues the messages of one stream (a stdio pipe, one
+/// HTTP request): notifications, then replies. Bounded in bytes: a sender
+/// waits for room. Cheap to clone.
+#[derive(Clone)]
+pub struct Outbox {
+    tx: mpsc::UnboundedSender<Item>,
+    room: Arc<Semaphore>,
+    capacity: usize,
+}
+
+impl std::fmt::Debug for Outbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbox")
+            .field("capacity", &self.capacity)
+            .field("free", &self.room.available_permits())
+            .finish()
+    }
+}
+
+/// The receiving end of an [`Outbox`], drained by the transport.
+pub struct Inbox {
+    rx: mpsc::UnboundedReceiver<Item>,
+    room: Arc<Semaphore>,
+    ended: bool,
+}
+
+impl std::fmt::Debug for Inbox {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbox").field("ended", &self.ended).finish()
+    }
+}
+
+impl Outbox {
+    /// A new outbox of [`DEFAULT_OUTBOX_BYTES`] and the inbox a transport
+    /// drains.
+    pub fn channel() -> (Outbox, Inbox) {
+        Outbox::with_capacity(DEFAULT_OUTBOX_BYTES)
+    }
+
+    /// A new outbox holding at most `bytes` of queued messages (a larger
+    /// message waits until the outbox is empty).
+    pub fn with_capacity(bytes: usize) -> (Outbox, Inbox) {
+        let capacity = bytes.clamp(
+            MESSAGE_OVERHEAD,
+            Semaphore::MAX_PERMITS.min(u32::MAX as usize),
+        );
+        let (tx, rx) = mpsc::unbounded_channel();
+        let room = Arc::new(Semaphore::new(capacity));
+        (
+            Outbox {
+                tx,
+                room: room.clone(),
+                capacity,
+            },
+            Inbox {
+                rx,
+                room,
+                ended: false,
+            },
+        )
+    }
+
+    /// Queues a message once there is room; false when the inbox is gone.
+    pub async fn send(&self, message: Message) -> bool {
+        self.send_holding(message, None).await
+    }
+
+    /// Queues a message, keeping `request` (the request's byte reservation)
+    /// until the transport has written it.
+    pub(crate) async fn send_holding(
+        &self,
+        message: Message,
+        request: Option<OwnedSemaphorePermit>,
+    ) -> bool {
+        let cost = (message.body().len() + MESSAGE_OVERHEAD).min(self.capacity);
+        let Ok(room) = self.room.clone().acquire_many_owned(cost as u32).await else {
+            return false;
+        };
+        self.tx
+            .send(Item::Out(Outgoing {
+                message,
+                _room: Some(room),
+                _request: request,
+            }))
+            .is_ok()
+    }
+
+    /// Ends the stream: the inbox yields what was queued before, then `None`,
+    /// even while handlers still hold clones of this outbox.
+    pub fn end(&self) {
+        let _ = self.tx.send(Item::End);
+    }
+
+    /// True once the inbox is gone (the client went away).
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+impl Inbox {
+    /// The next message, or `None` once the stream ended (every outbox was
+    /// dropped, or [`Outbox::end`] was called).
+    pub async fn recv(&mut self) -> Option<Outgoing> {
+        if self.ended {
+            return None;
+        }
+        match self.rx.recv().await {
+            Some(Item::Out(out)) => Some(out),
+            Some(Item::End) | None => {
+                self.ended = true;
+                None
+            }
+        }
+    }
+
+    /// Like [`recv`](Self::recv), from a thread that may block (a writer
+    /// thread). Must not be called from async code.
+    pub fn blocking_recv(&mut self) -> Option<Outgoing> {
+        if self.ended {
+            return None;
+        }
+        match self.rx.blocking_recv() {
+            Some(Item::Out(out)) => Some(out),
+            Some(Item::End) | None => {
+                self.ended = true;
+                None
+            }
+        }
+    }
+
+    /// True when nothing is queued now.
+    pub fn is_empty(&self) -> bool {
+        self.rx.is_empty()
+    }
+}
+
+impl Drop for Inbox {
+    fn drop(&mut self) {
+        // Senders waiting for room would wait forever: nobody will read.
+        self.room.close();
+        self.rx.close();
+    }
+}
+
+/// Room for one request in the server's byte budget (see
+/// [`Connection::reserve`]), held until its reply is written.
+#[derive(Debug)]
+pub struct Reservation(OwnedSemaphorePermit);
+
+/// What the transport knows about an inbound message besides its bytes.
+#[derive(Clone, Copy, Default)]
+pub struct Inbound<'a> {
+    headers: Option<&'a (dyn Headers + Sync)>,
+    principal: Option<&'a Principal>,
+}
+
+impl std::fmt::Debug for Inbound<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Inbound")
+            .field("headers", &self.headers.is_some())
+            .field("principal", &self.principal)
+            .finish()
+    }
+}
+
+impl<'a> Inbound<'a> {
+    /// The message's HTTP headers (the router checks the standard MCP
+    /// headers against the body).
+    pub fn headers(mut self, headers: &'a (dyn Headers + Sync)) -> Self {
+        self.headers = Some(headers);
+        self
+    }
+
+    /// The caller the transport's authentication established.
+    pub fn principal(mut self, principal: Option<&'a Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+}
+
+/// What [`Connection::accept`] did with one message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Accepted {
+    /// The reply was queued at once (an error, a list, `server/discover`, a
+    /// refusal, an overload).
+    Answered {
+        /// The reply's HTTP status.
+        http_status: u16,
+    },
+    /// A notification: nothing will be sent.
+    Dropped,
+    /// A handler started; its notifications and reply will follow.
+    Started {
+        /// The request id.
+        id: RequestId,
+        /// True when the request asked for notifications (a progress token,
+        /// a log level, a subscription): Streamable HTTP answers it with an
+        /// SSE stream.
+        notifies: bool,
+    },
+}
+
+/// Signals a server to stop: transports stop reading, calls in flight get
+/// the server's [`drain_timeout`](crate::ServerBuilder::drain_timeout) to
+/// finish and are then cancelled (each with its receipt). Cheap to clone;
+/// every clone triggers the same shutdown.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown {
+    token: CancellationToken,
+}
+
+impl Shutdown {
+    /// A shutdown signal not yet triggered.
+    pub fn new() -> Self {
+        Shutdown::default()
+    }
+
+    /// A shutdown triggered when `signal` completes (e.g.
+    /// `tokio::signal::ctrl_c()`). Must be called from within a tokio runtime.
+    pub fn on<F>(signal: F) -> Self
+    where
+        F: std::future::Future + Send + 'static,
+    {
+        let shutdown = Shutdown::new();
+        let trigger = shutdown.clone();
+        tokio::spawn(async move {
+            signal.await;
+            trigger.trigger();
+        });
+        shutdown
+    }
+
+    /// Triggers the shutdown.
+    pub fn trigger(&self) {
+        self.token.cancel();
+    }
+
+    /// True once triggered.
+    pub fn is_triggered(&self) -> bool {
+        self.token.is_cancelled()
+    }
+
+    /// Completes once triggered.
+    pub async fn triggered(&self) {
+        self.token.cancelled().await;
+    }
+
+    /// Completes once triggered: an owned future, for APIs that want a
+    /// `'static` one (e.g. axum's `with_graceful_shutdown`).
+    pub fn wait(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        self.token.clone().cancelled_owned()
+    }
+}
+
+pub(crate) struct Running {
+    /// Tells this call's entry from a later call that reuses the id after a
+    /// cancellation, so a finishing cancelled task never removes the newer entry.
+    pub(crate) generation: u64,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) abort: Option<AbortHandle>,
+    /// A `subscriptions/listen` stream, ended gracefully when input ends.
+    pub(crate) listen: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct InFlight {
+    pub(crate) next_generation: u64,
+    pub(crate) running: HashMap<RequestId, Running>,
+}
+
+/// One stream of inbound messages (a stdio pipe, one HTTP request, a test
+/// client): routes each message, runs calls as tasks, and cancels them on
+/// `notifications/cancelled`. Request ids are scoped to a connection.
+pub struct Connection {
+    pub(crate) server: Server,
+    pub(crate) in_flight: Arc<Mutex<InFlight>>,
+    pub(crate) tasks: TaskTracker,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("tasks", &self.tasks.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// A connection to this server.
+    pub fn new(server: Server) -> Self {
+        crate::pipeline::install_panic_hook(&server);
+        Connection {
+            server,
+            in_flight: Arc::default(),
+            tasks: TaskTracker::new(),
+        }
+    }
+
+    /// The server this connection serves.
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Routes one message and acts on the decision: a reply is queued on
+    /// `outbox` now; a call starts a task that queues its notifications and
+    /// reply there. Waits while the server's byte budget is full (see the
+    /// module docs). Must be called from within a tokio runtime.
+    pub async fn accept(&self, message: &[u8], inbound: Inbound<'_>, outbox: &Outbox) -> Accepted {
+        self.accept_reserved(message, inbound, None, outbox).await
+    }
+
+    /// Reserves room for a message of `len` bytes in the server's byte
+    /// budget before the transport reads it (e.g. from an HTTP
+    /// `Content-Length`), waiting as [`accept`](Self::accept) would; `None`
+    /// when the server is saturated (answer `503` then).
+    pub async fn reserve(&self, len: usize) -> Option<Reservation> {
+        self.server
+            .inner
+            .admission
+            .reserve(len)
+            .await
+            .map(Reservation)
+    }
+
+    /// Like [`accept`](Self::accept), with the message's room already
+    /// reserved by [`reserve`](Self::reserve).
+    pub async fn accept_reserved(
+        &self,
+        message: &[u8],
+        inbound: Inbound<'_>,
+        reservation: Option<Reservation>,
+        outbox: &Outbox,
+    ) -> Accepted {
+        let decision = {
+            let lists = self.server.list_view(inbound.principal);
+            let facts = Facts {
+                headers: inbound.headers.map(|h| h as &dyn Headers),
+                lists: lists.as_deref(),
+            };
+            self.server.router().route(message, &facts)
+        };
+        match decision {
+            Decision::Answer(answer) => {
+                let http_status = answer.http_status;
+                self.server
+                    .answered(answer, inbound.principal, outbox)
+                    .await;
+                Accepted::Answered { http_status }
+            }
+            Decision::Drop(Dropped::Cancelled { request_id, reason }) => {
+                if self.cancel(&request_id) {
+                    tracing::debug!(%request_id, ?reason, "request cancelled by the client");
+                }
+                Accepted::Dropped
+            }
+            Decision::Drop(Dropped::Ignored { .. }) => Accepted::Dropped,
+            Decision::Invoke(call) => {
+                let reserved = reservation.map(|r| r.0);
+                self.start(
+                    call,
+                    message.len(),
+                    reserved,
+                    inbound.principal.cloned(),
+                    outbox,
+                )
+                .await
+            }
+        }
+    }
+
+    /// Cancels a running call: its future is dropped, its context reports
+    /// cancellation, its receipt says cancelled, and nothing more is sent for
+    /// it. False when no call with this id is running.
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        let running = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .running
+            .remove(id);
+        match running {
+            Some(r) => {
+                r.cancel.cancel();
+                if let Some(abort) = r.abort {
+                    abort.abort();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The number of calls started and not yet finished.
+    pub fn in_flight(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Ends the connection's calls: open subscriptions end gracefully (each
+    /// sends its final result), calls in flight get the server's
+    /// [`drain_timeout`](crate::ServerBuilder::drain_timeout) to finish, and
+    /// any still running then are cancelled, each with its receipt.
+    pub async fn drain(&self) {
+        self.drain_within(self.server.drain_timeout()).await;
+    }
+
+    /// Like [`drain`](Self::drain), with this deadline.
+    pub async fn drain_within(&self, deadline: Duration) {
+        for running in self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .running
+            .values()
+            .filter(|r| r.listen)
+        {
+            running.cancel.cancel();
+        }
+        self.tasks.close();
+        if tokio::time::timeout(deadline, self.tasks.wait())
+            .await
+            .is_err()
+        {
+            let stuck: Vec<RequestId> = self
+                .in_flight
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .running
+                .keys()
+                .cloned()
+                .collect();
+            tracing::warn!(
+                calls = stuck.len(),
+                ?deadline,
+                "calls still running after the drain deadline: cancelling them"
+            );
+            for id in &stuck {
+                self.cancel(id);
+            }
+            self.tasks.wait().await;
+        }
+        self.tasks.reopen();
+    }
+}
