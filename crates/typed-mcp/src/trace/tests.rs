@@ -476,3 +476,67 @@ fn a_served_call_runs_in_its_request_span_and_the_handlers_spans_nest_under_it()
     let handler = recorder.named("handler.work");
     assert_eq!(handler.parent, Some(request.id), "the handler's span nests");
 }
+
+#[test]
+fn requests_the_router_answers_run_in_a_request_span_with_a_trace_id() {
+    use serde_json::json;
+
+    let server = crate::Server::new("traced", "0.1.0")
+        .tool(
+            crate::ToolDecl::builder("work")
+                .description("Do some traced work.")
+                .handler(|_args, _ctx| async { Ok(crate::wire::CallToolResult::text("done")) }),
+        )
+        .build()
+        .unwrap();
+    let header = tp("00", TRACE, PARENT, "01");
+    let (recorder, codes) = recorded(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let client = crate::testing::TestClient::new(server);
+            let mut meta = client.envelope();
+            meta.insert("traceparent".into(), json!(header));
+            let discover = client
+                .send(&json!({
+                    "jsonrpc": "2.0", "id": "d", "method": "server/discover",
+                    "params": {"_meta": meta}
+                }))
+                .await;
+            let list = client.list_tools(None).await;
+            // A protocol error: the envelope lacks its required keys.
+            let error = client
+                .send(&json!({
+                    "jsonrpc": "2.0", "id": "e", "method": "tools/list",
+                    "params": {"_meta": {}}
+                }))
+                .await;
+            [discover.error_code(), list.error_code(), error.error_code()]
+        })
+    });
+    assert_eq!(codes, [None, None, Some(-32602)]);
+    let spans: Vec<_> = recorder
+        .spans()
+        .into_iter()
+        .filter(|s| s.name == REQUEST_SPAN)
+        .collect();
+    assert_eq!(spans.len(), 3, "one request span each: {spans:#?}");
+    let discover = &spans[0];
+    assert_eq!(field(discover, METHOD_FIELD), Some("server/discover"));
+    assert_eq!(field(discover, REQUEST_ID_FIELD), Some("d"));
+    assert_eq!(field(discover, TRACE_ID_FIELD), Some(TRACE), "continues _meta.traceparent");
+    assert_eq!(field(discover, OUTCOME_FIELD), Some("completed"));
+    let list = &spans[1];
+    assert_eq!(field(list, METHOD_FIELD), Some("tools/list"));
+    let fresh = field(list, TRACE_ID_FIELD).expect("a fresh trace id");
+    assert_eq!(fresh.len(), 32);
+    assert_ne!(fresh, TRACE);
+    let error = &spans[2];
+    assert_eq!(field(error, METHOD_FIELD), Some("tools/list"));
+    assert_eq!(field(error, REQUEST_ID_FIELD), Some("e"));
+    assert!(field(error, TRACE_ID_FIELD).is_some_and(|t| t.len() == 32));
+    assert_eq!(field(error, OUTCOME_FIELD), Some("error"));
+    assert_eq!(field(error, ERROR_TYPE_FIELD), Some("-32602"));
+}

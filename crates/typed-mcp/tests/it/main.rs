@@ -7,6 +7,7 @@
 mod catalog;
 mod governance;
 mod macros;
+mod pipeline;
 mod runtime;
 mod schema;
 mod secrets;
