@@ -5,8 +5,9 @@
 //! typed-mcp's hand-declaration API and served over stdio, and the integration
 //! tests in `tests/stdio.rs` that run that binary as a real subprocess and check
 //! the stdio transport on the wire: framing, size and depth limits, the fd-1
-//! redirect, the concurrency limit, panics, cancellation and shutdown on end of
-//! input. This library part only builds the request lines those tests send.
+//! redirect, the concurrency limit, panics, cancellation, shutdown on end of
+//! input and its drain deadline, the redaction of secrets from panic reports,
+//! and bounded memory under floods (shed calls, slow readers, large calls). This library part only builds the request lines those tests send.
 
 use serde_json::{Value, json};
 

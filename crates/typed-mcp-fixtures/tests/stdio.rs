@@ -3,8 +3,10 @@
 //! bytes to its stdin and checks every line it writes to stdout.
 //!
 //! Nothing here blocks without a deadline: writes go through a writer thread,
-//! reads wait at most [`TIMEOUT`], and a fixture still running when its test
-//! ends is killed, so a broken server fails a test instead of hanging it.
+//! stdout is read by a thread (at a [`Pace`] a test may slow down to play a
+//! slow client), the test's reads wait at most [`TIMEOUT`], and a fixture
+//! still running when its test ends is killed, so a broken server fails a
+//! test instead of hanging it.
 
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -46,8 +48,51 @@ struct Finished {
     stderr: String,
 }
 
+/// How a fixture's stdout is read: a slow reader is simulated by starting
+/// late and reading small chunks with pauses (pacing, not synchronisation).
+#[derive(Clone, Copy)]
+struct Pace {
+    /// How long nothing is read after the start.
+    start_after: Duration,
+    /// The most bytes one read takes.
+    chunk: usize,
+    /// The pause before each read.
+    pause: Duration,
+}
+
+impl Pace {
+    /// As fast as the pipe allows.
+    const EAGER: Pace = Pace {
+        start_after: Duration::ZERO,
+        chunk: 64 * 1024,
+        pause: Duration::ZERO,
+    };
+}
+
+/// Reads at most `chunk` bytes at a time, sleeping `pause` before each read.
+struct SlowReader<R> {
+    inner: R,
+    chunk: usize,
+    pause: Duration,
+}
+
+impl<R: Read> Read for SlowReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if !self.pause.is_zero() {
+            thread::sleep(self.pause);
+        }
+        let n = buf.len().min(self.chunk);
+        self.inner.read(&mut buf[..n])
+    }
+}
+
 impl Fixture {
     fn spawn(args: &[&str]) -> Fixture {
+        Fixture::spawn_paced(args, Pace::EAGER)
+    }
+
+    /// Like [`spawn`](Self::spawn), with stdout read at this pace.
+    fn spawn_paced(args: &[&str], pace: Pace) -> Fixture {
         let mut child = Command::new(env!("CARGO_BIN_EXE_stdio-fixture"))
             .args(args)
             .env("RUST_BACKTRACE", "0")
@@ -64,7 +109,13 @@ impl Fixture {
         let stdout = child.stdout.take().expect("piped stdout");
         let (stdout_tx, stdout_rx) = mpsc::channel();
         thread::spawn(move || {
-            let mut reader = BufReader::new(stdout);
+            thread::sleep(pace.start_after);
+            let slow = SlowReader {
+                inner: stdout,
+                chunk: pace.chunk,
+                pause: pace.pause,
+            };
+            let mut reader = BufReader::with_capacity(pace.chunk, slow);
             loop {
                 let mut line = Vec::new();
                 match reader.read_until(b'\n', &mut line) {
@@ -109,6 +160,30 @@ impl Fixture {
             stderr,
             stderr_done,
         }
+    }
+
+    /// A handle that queues bytes for the child's stdin from another thread;
+    /// stdin closes once it and [`close_stdin`](Self::close_stdin) are both done.
+    fn stdin_sender(&self) -> Sender<Vec<u8>> {
+        self.stdin.clone().expect("stdin is still open")
+    }
+
+    /// The child's peak resident set size so far (`VmHWM`), in KiB. Call it
+    /// while the child is alive.
+    #[track_caller]
+    fn peak_rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("read /proc/<pid>/status");
+        let line = status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .unwrap_or_else(|| panic!("no VmHWM in /proc/<pid>/status:\n{status}"));
+        line.trim_start_matches("VmHWM:")
+            .trim()
+            .trim_end_matches("kB")
+            .trim()
+            .parse()
+            .unwrap_or_else(|e| panic!("{line:?}: {e}"))
     }
 
     /// Queues bytes for the child's stdin, exactly as given.
@@ -879,4 +954,504 @@ fn receipts_file_has_only_whole_lines_after_a_kill() {
     }
     assert!(count > 100, "{count} receipts");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+// ---------------------------------------------------------------------------
+// 9. Redaction, backpressure and drain
+// ---------------------------------------------------------------------------
+
+/// The bound on the fixture's peak resident set size in the tests below.
+const RSS_LIMIT_KIB: u64 = 64 * 1024;
+
+/// A file under the temporary directory, removed when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl TempFile {
+    fn new(name: &str) -> TempFile {
+        let path = std::env::temp_dir().join(format!("typed-mcp-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        TempFile(path)
+    }
+
+    fn path(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temporary path")
+    }
+
+    /// The receipts the fixture wrote there, one JSON object a line.
+    fn receipt_lines(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.0)
+            .unwrap_or_else(|e| panic!("read {}: {e}", self.path()))
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Builds `tools/call` lines that differ only in their integer id, without
+/// encoding JSON for each (200 000 of them would take seconds in debug).
+fn numbered_call_lines(name: &str, arguments: Value) -> impl Fn(i64) -> String {
+    let template = tool_call_line(0, name, arguments);
+    let (head, tail) = template
+        .split_once("\"id\":0,")
+        .expect("the id is written once, as \"id\":0,");
+    let (head, tail) = (head.to_owned(), tail.to_owned());
+    move |id| format!("{head}\"id\":{id},{tail}")
+}
+
+/// The integer after the first `"id":` of a line, without decoding the line.
+fn integer_id(line: &str) -> Option<i64> {
+    let at = line.find("\"id\":")? + "\"id\":".len();
+    let digits = line[at..]
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or(&line[at..], |end| &line[at..at + end]);
+    digits.parse().ok()
+}
+
+/// The one receipt whose `requestId` is `id`.
+#[track_caller]
+fn receipt_of(lines: &[String], id: &Value) -> typed_mcp::receipt::Receipt {
+    // Only lines that name the id are decoded (there may be 200 000 lines).
+    let named = format!("\"requestId\":{id}");
+    let mut found = lines
+        .iter()
+        .filter(|l| l.contains(&named))
+        .map(|l| {
+            serde_json::from_str::<typed_mcp::receipt::Receipt>(l)
+                .unwrap_or_else(|e| panic!("a receipt line that is no receipt ({e}): {l}"))
+        })
+        .filter(|r| &r.request_id == id);
+    let receipt = found
+        .next()
+        .unwrap_or_else(|| panic!("no receipt for request {id}"));
+    assert!(found.next().is_none(), "two receipts for request {id}");
+    receipt
+}
+
+#[test]
+fn a_panic_message_holding_a_registered_secret_is_never_printed_and_serving_continues() {
+    const SECRET: &str = "sk-live-4f9c2a7e81b3d605";
+    let mut fx = Fixture::spawn(&["--secret", SECRET]);
+    let mut stdout = Vec::new();
+    for (id, tool) in [(1, "panic_with_secret"), (3, "panic_with_secret_blocking")] {
+        fx.send(tool_call_line(id, tool, json!({})));
+        let line = fx.next_line();
+        rpc_error(&protocol_message(&line), -32603, Some(json!(id)));
+        stdout.push(line);
+        fx.send(tool_call_line(
+            id + 1,
+            "echo",
+            json!({"text": "after the panic"}),
+        ));
+        let line = fx.next_line();
+        assert_eq!(
+            tool_text(&protocol_message(&line), id + 1),
+            "after the panic"
+        );
+        stdout.push(line);
+    }
+
+    let done = fx.finish();
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    stdout.extend(done.lines);
+    // Both panics were reported, so the hook ran on the message that held it.
+    assert_eq!(
+        done.stderr.matches("fixture panic: the API key is").count(),
+        2,
+        "both panics are reported on stderr:\n{}",
+        done.stderr
+    );
+    assert!(
+        !stdout.concat().contains(SECRET),
+        "the secret reached stdout: {stdout:?}"
+    );
+    assert!(
+        !done.stderr.contains(SECRET),
+        "the secret reached stderr:\n{}",
+        done.stderr
+    );
+}
+
+/// 200 000 calls arrive while the only handler slot is held by `busy`: the
+/// server holds `max_pending` (default 1024) of them and sheds the rest at
+/// once, so it keeps reading and sees the cancellation behind them.
+#[test]
+fn two_hundred_thousand_calls_behind_a_busy_slot_are_each_answered_once_in_bounded_memory() {
+    const CALLS: i64 = 200_000;
+    /// `typed_mcp::DEFAULT_MAX_PENDING`, counted with the busy call.
+    const MAX_PENDING: i64 = 1024;
+    let receipts = TempFile::new("flood-receipts.jsonl");
+    let mut fx = Fixture::spawn(&["--max-concurrent", "1", "--receipts", receipts.path()]);
+    fx.send(tool_call_line("busy", "busy", json!({})));
+    assert!(
+        fx.wait_stderr(r#"BUSY started id="busy""#),
+        "busy never started; stderr:\n{}",
+        fx.stderr_tail()
+    );
+
+    let started = Instant::now();
+    let line = numbered_call_lines("echo", json!({"text": "queued"}));
+    let stdin = fx.stdin_sender();
+    let writer = thread::spawn(move || {
+        let mut chunk = String::new();
+        for id in 1..=CALLS {
+            chunk.push_str(&line(id));
+            if id % 10_000 == 0 {
+                stdin.send(std::mem::take(&mut chunk).into_bytes()).unwrap();
+            }
+        }
+        stdin.send(cancel_line("busy").into_bytes()).unwrap();
+    });
+
+    let mut answered = vec![false; CALLS as usize + 1];
+    let (mut results, mut shed) = (0i64, 0i64);
+    // Decoding 200 000 lines with a debug serde_json would take most of the
+    // test's time: the first overload answer is decoded and checked, and
+    // every later one must be the same line but for its id.
+    let mut shed_shape: Option<String> = None;
+    for _ in 0..CALLS {
+        let line = fx.next_line();
+        let id = integer_id(&line)
+            .filter(|id| (1..=CALLS).contains(id))
+            .unwrap_or_else(|| panic!("an answer to no flood call: {line}"));
+        assert!(
+            !std::mem::replace(&mut answered[id as usize], true),
+            "request {id} was answered twice"
+        );
+        let shape = line.replacen(&format!("\"id\":{id},"), "\"id\":#,", 1);
+        if shed_shape.as_ref() == Some(&shape) {
+            shed += 1;
+            continue;
+        }
+        let message = protocol_message(&line);
+        if message.get("error").is_some() {
+            let error = rpc_error(&message, -31002, Some(json!(id)));
+            assert!(
+                error["data"]["retryAfterMs"].is_u64(),
+                "an overload error without data.retryAfterMs: {message}"
+            );
+            shed_shape.get_or_insert(shape);
+            shed += 1;
+        } else {
+            assert_eq!(tool_text(&message, id), "queued");
+            results += 1;
+        }
+    }
+    let elapsed = started.elapsed();
+    let peak_kib = fx.peak_rss_kib();
+    writer.join().expect("the writer thread");
+    eprintln!(
+        "{CALLS} calls answered in {elapsed:?} ({results} results, {shed} shed); peak RSS {peak_kib} KiB"
+    );
+
+    let done = fx.finish();
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    // Nothing more: in particular no answer to the cancelled busy call.
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    // Every id from 1 to CALLS, each once (checked above), none missing.
+    assert!(answered[1..].iter().all(|&a| a));
+    // The queued calls ran only because the cancellation freed the slot.
+    assert_eq!(
+        results,
+        MAX_PENDING - 1,
+        "the calls held behind the busy one"
+    );
+    assert_eq!(shed, CALLS - (MAX_PENDING - 1));
+    assert!(
+        peak_kib < RSS_LIMIT_KIB,
+        "peak RSS {peak_kib} KiB, limit {RSS_LIMIT_KIB} KiB"
+    );
+
+    let lines = receipts.receipt_lines();
+    assert_eq!(lines.len() as i64, CALLS + 1, "one receipt per call");
+    let busy = receipt_of(&lines, &json!("busy"));
+    assert_eq!(busy.outcome, typed_mcp::receipt::Outcome::Cancelled);
+    let overloaded = lines
+        .iter()
+        .filter(|l| l.contains(r#""outcome":{"kind":"overloaded"}"#))
+        .count();
+    assert_eq!(
+        overloaded as i64, shed,
+        "one overloaded receipt per shed call"
+    );
+}
+
+/// Each notification carries 1000 bytes of message, so the 100 000 of them
+/// are about 110 MiB: held in an unbounded queue they would break the limit,
+/// while the bounded outbox holds 4 MiB and makes the handler wait.
+#[test]
+fn a_hundred_thousand_progress_notifications_to_a_slow_reader_stay_in_bounded_memory() {
+    const COUNT: u64 = 100_000;
+    const PAD: u64 = 1000;
+    // The reader reads nothing for 3 s, then 32 KiB at a time with a pause
+    // before each read.
+    let pace = Pace {
+        start_after: Duration::from_secs(3),
+        chunk: 32 * 1024,
+        pause: Duration::from_micros(500),
+    };
+    let mut fx = Fixture::spawn_paced(&[], pace);
+    let mut call = tool_call(1, "progress_flood", json!({"count": COUNT, "pad": PAD}));
+    call["params"]["_meta"]["progressToken"] = json!("flood");
+    let started = Instant::now();
+    fx.send(call.to_string() + "\n");
+
+    let mut last = 0.0f64;
+    let mut notified = 0u64;
+    let (result, peak_kib) = loop {
+        let message = fx.next_message();
+        if message.get("id").is_some() {
+            break (message, fx.peak_rss_kib());
+        }
+        assert_eq!(message["method"], "notifications/progress", "{message}");
+        assert_eq!(message["params"]["progressToken"], "flood", "{message}");
+        let progress = message["params"]["progress"]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no progress number: {message}"));
+        assert!(progress > last, "progress {progress} after {last}");
+        assert_eq!(
+            message["params"]["message"].as_str().map(str::len),
+            Some(PAD as usize)
+        );
+        last = progress;
+        notified += 1;
+    };
+    let elapsed = started.elapsed();
+    eprintln!("{notified} notifications read in {elapsed:?}; peak RSS {peak_kib} KiB");
+    assert_eq!(tool_text(&result, 1), format!("sent {notified}"));
+    assert_eq!(
+        notified, COUNT,
+        "every notification the handler sent arrived"
+    );
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages after the result: {}",
+        done.messages.len()
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    assert!(
+        peak_kib < RSS_LIMIT_KIB,
+        "peak RSS {peak_kib} KiB, limit {RSS_LIMIT_KIB} KiB"
+    );
+}
+
+/// `block_ms` calls of 400 ms under a 100 ms timeout and two slots: each is
+/// answered as timed out, but its thread keeps its slot until it returns.
+#[test]
+fn blocking_handlers_that_time_out_keep_their_slots_until_their_threads_return() {
+    const CALLS: i64 = 12;
+    const BLOCK_MS: u64 = 400;
+    let mut fx = Fixture::spawn(&["--timeout-ms", "100", "--max-concurrent", "2"]);
+    let batch: String = (1..=CALLS)
+        .map(|id| tool_call_line(id, "block_ms", json!({"ms": BLOCK_MS})))
+        .collect();
+    let started = Instant::now();
+    fx.send(batch);
+    let mut answered = BTreeSet::new();
+    for _ in 0..CALLS {
+        let message = fx.next_message();
+        let id = message["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("a response without an integer id: {message}"));
+        assert!(answered.insert(id), "request {id} was answered twice");
+        assert!(
+            message.get("error").is_none(),
+            "expected a result: {message}"
+        );
+        assert_eq!(message["result"]["isError"], true, "{message}");
+        let text = message["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert!(text.contains("timed out"), "not a timeout: {message}");
+    }
+    let elapsed = started.elapsed();
+    assert_eq!(answered, (1..=CALLS).collect::<BTreeSet<_>>());
+
+    fx.send(tool_call_line(100, "block_max_seen", json!({})));
+    let max_seen: usize = tool_text(&fx.next_message(), 100)
+        .parse()
+        .expect("a number");
+    eprintln!(
+        "{CALLS} timed-out calls answered in {elapsed:?}; at most {max_seen} threads at once"
+    );
+    assert!(
+        max_seen <= 2,
+        "{max_seen} block_ms threads ran at once, limit 2"
+    );
+    assert_eq!(max_seen, 2, "the two slots were never used together");
+    // Pairs of calls start as the previous pair's threads return: the last
+    // pair starts 5 × 400 ms after the first and times out 100 ms later.
+    let floor = Duration::from_millis((CALLS as u64 / 2 - 1) * BLOCK_MS);
+    assert!(
+        elapsed >= floor,
+        "{CALLS} calls answered in {elapsed:?}: a timed-out thread's slot was reused"
+    );
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+#[test]
+fn a_hung_call_at_end_of_stdin_is_cancelled_after_the_drain_timeout() {
+    let receipts = TempFile::new("drain-receipts.jsonl");
+    let mut fx = Fixture::spawn(&["--drain-timeout-ms", "500", "--receipts", receipts.path()]);
+    fx.send(tool_call_line("stuck", "hang", json!({})));
+    assert!(
+        fx.wait_stderr(r#"HANG started id="stuck""#),
+        "hang never started; stderr:\n{}",
+        fx.stderr_tail()
+    );
+    let closed = Instant::now();
+    let done = fx.finish();
+    let exited = closed.elapsed();
+    eprintln!("exited {exited:?} after end of stdin");
+
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    assert!(
+        done.messages.is_empty(),
+        "the hung call was answered: {:?}",
+        done.lines
+    );
+    assert!(
+        exited >= Duration::from_millis(500),
+        "exited {exited:?} after end of stdin, before the 500 ms drain timeout"
+    );
+    assert!(
+        exited < Duration::from_millis(1500),
+        "exited {exited:?} after end of stdin, drain timeout 500 ms"
+    );
+    let lines = receipts.receipt_lines();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let receipt = receipt_of(&lines, &json!("stuck"));
+    assert_eq!(receipt.outcome, typed_mcp::receipt::Outcome::Cancelled);
+}
+
+#[test]
+fn a_batch_is_one_invalid_request_answer_and_serving_continues() {
+    let mut fx = Fixture::spawn(&[]);
+    let batch = format!(
+        "[{},{}]\n",
+        tool_call(1, "echo", json!({"text": "in a batch"})),
+        tool_call(2, "echo", json!({"text": "also in a batch"}))
+    );
+    fx.send(batch);
+    fx.send("[]\n");
+    fx.send(tool_call_line(
+        3,
+        "echo",
+        json!({"text": "after the batches"}),
+    ));
+
+    rpc_error(&fx.next_message(), -32600, None);
+    rpc_error(&fx.next_message(), -32600, None);
+    assert_eq!(tool_text(&fx.next_message(), 3), "after the batches");
+
+    let done = fx.finish();
+    // Exactly one answer each: none of the batch's calls ran.
+    assert!(
+        done.messages.is_empty(),
+        "unexpected messages: {:?}",
+        done.lines
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+}
+
+/// A 1 MiB text that tells its call apart from the others: the id in eight
+/// digits, a colon, then one letter repeated.
+fn mebibyte_text(id: usize) -> String {
+    let head = format!("{id:08}:");
+    let fill = char::from(b'a' + (id % 26) as u8).to_string();
+    head.clone() + &fill.repeat((1 << 20) - head.len())
+}
+
+#[test]
+fn two_hundred_pipelined_one_mebibyte_echo_calls_are_answered_in_bounded_memory() {
+    const CALLS: usize = 200;
+    // The default max_message_bytes (4 MiB) admits a 1 MiB text. stdout is
+    // read only after a pause: while nobody reads, a server that did not
+    // bound the bytes in flight reads on and queues the replies (with the
+    // budget and the outbox raised to 1 GiB and a 2 s pause, a peak of
+    // 76 MiB was measured; 34 MiB with the defaults).
+    let pace = Pace {
+        start_after: Duration::from_secs(3),
+        ..Pace::EAGER
+    };
+    let mut fx = Fixture::spawn_paced(&[], pace);
+    // Encoding and decoding 400 MiB of JSON with a debug serde_json takes
+    // most of this test's time, so the 1 MiB texts (no character in them
+    // needs escaping) are spliced into the lines with std's optimised string
+    // code and only what is left is parsed.
+    let template = tool_call_line(0, "echo", json!({"text": "@TEXT@"}));
+    let (before, after) = template.split_once("@TEXT@").expect("a placeholder");
+    let (before, after) = (before.to_owned(), after.to_owned());
+    let stdin = fx.stdin_sender();
+    let started = Instant::now();
+    let writer = thread::spawn(move || {
+        for id in 1..=CALLS {
+            let head = before.replacen("\"id\":0,", &format!("\"id\":{id},"), 1);
+            let line = head + &mebibyte_text(id) + &after;
+            stdin.send(line.into_bytes()).unwrap();
+        }
+    });
+    let mut answered = BTreeSet::new();
+    for _ in 0..CALLS {
+        let line = fx.next_line();
+        // The text's own id: its first eight characters.
+        let at = line
+            .find(r#""text":""#)
+            .map(|i| i + r#""text":""#.len())
+            .unwrap_or_else(|| panic!("no text in {}", &line[..line.len().min(300)]));
+        let id: usize = line
+            .get(at..at + 8)
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or_else(|| {
+                panic!(
+                    "no id at the text's start: {}",
+                    &line[at..line.len().min(at + 100)]
+                )
+            });
+        let expected = mebibyte_text(id);
+        assert!(
+            line[at..].starts_with(&expected),
+            "request {id} got another text back"
+        );
+        // With the expected text cut out, the answer to `id` has an empty
+        // text: the text was exactly the expected one, in a whole result.
+        let rest = format!("{}{}", &line[..at], &line[at + expected.len()..]);
+        assert_eq!(tool_text(&protocol_message(&rest), id), "", "{rest}");
+        assert!(answered.insert(id), "request {id} was answered twice");
+    }
+    let elapsed = started.elapsed();
+    let peak_kib = fx.peak_rss_kib();
+    writer.join().expect("the writer thread");
+    eprintln!("{CALLS} calls of 1 MiB answered in {elapsed:?}; peak RSS {peak_kib} KiB");
+    assert_eq!(answered, (1..=CALLS).collect::<BTreeSet<_>>());
+
+    let done = fx.finish();
+    assert!(
+        done.messages.is_empty(),
+        "{} unexpected messages",
+        done.messages.len()
+    );
+    assert_eq!(done.status.code(), Some(0), "stderr:\n{}", done.stderr);
+    assert!(
+        peak_kib < RSS_LIMIT_KIB,
+        "peak RSS {peak_kib} KiB, limit {RSS_LIMIT_KIB} KiB"
+    );
 }

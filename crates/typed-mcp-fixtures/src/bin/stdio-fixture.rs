@@ -12,12 +12,28 @@
 //!   `DROP-GUARD slow call dropped id=<id>` to stderr when the call is dropped;
 //! - `spin_until_cancelled` is a blocking handler that polls
 //!   `ToolContext::is_cancelled`, reports it on stderr and then returns a
-//!   result, which the server must not send.
+//!   result, which the server must not send;
+//! - `block_ms {ms}` is a blocking handler that sleeps its thread and records
+//!   how many `block_ms` threads run at once; `block_max_seen` returns the
+//!   largest such number observed;
+//! - `panic_with_secret` panics with a message holding the first `--secret`
+//!   value, and so does the blocking handler `panic_with_secret_blocking`;
+//! - `progress_flood {count, pad}` sends `count` progress notifications
+//!   (progress 1, 2, …, each with a message of `pad` bytes) and answers
+//!   `"sent N"`, N being how many the server queued;
+//! - `hang` never completes and never looks at its cancellation (only
+//!   dropping its future ends it); it writes `HANG started id=<id>` to stderr;
+//! - `busy` waits until its call is cancelled, writing `BUSY started id=<id>`
+//!   to stderr when it starts.
 //!
 //! Flags: `--max-concurrent N`, `--max-message-bytes N`, `--max-depth N`,
-//! `--receipts PATH` (receipts appended to a JSON Lines file).
+//! `--receipts PATH` (receipts appended to a JSON Lines file),
+//! `--max-pending N`, `--max-pending-bytes N`, `--queue-timeout-ms N`,
+//! `--drain-timeout-ms N`, `--timeout-ms N` (the server's default timeout),
+//! `--secret VALUE` (a registered secret value; may be given several times).
 
 use std::process::ExitCode;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -29,6 +45,14 @@ use typed_mcp::{RequestId, Server, ServerBuilder, ToolDecl, ToolError};
 static SLOW_RUNNING: AtomicUsize = AtomicUsize::new(0);
 /// The most `slow` handlers seen running at once.
 static SLOW_MAX_SEEN: AtomicUsize = AtomicUsize::new(0);
+
+/// `block_ms` threads running right now.
+static BLOCK_RUNNING: AtomicUsize = AtomicUsize::new(0);
+/// The most `block_ms` threads seen running at once.
+static BLOCK_MAX_SEEN: AtomicUsize = AtomicUsize::new(0);
+
+/// The first `--secret` value, which `panic_with_secret` puts in its message.
+static SECRET: OnceLock<String> = OnceLock::new();
 
 /// The text `print_stdout` writes with `libc::write(1, ..)`.
 const LIBC_TEXT: &[u8] = b"hi from libc write\n";
@@ -179,6 +203,122 @@ fn spin_until_cancelled() -> ToolDecl {
         })
 }
 
+/// Counts a running `block_ms` thread until dropped.
+struct BlockGauge;
+
+impl BlockGauge {
+    fn enter() -> BlockGauge {
+        let now = BLOCK_RUNNING.fetch_add(1, Ordering::SeqCst) + 1;
+        BLOCK_MAX_SEEN.fetch_max(now, Ordering::SeqCst);
+        BlockGauge
+    }
+}
+
+impl Drop for BlockGauge {
+    fn drop(&mut self) {
+        BLOCK_RUNNING.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn block_ms() -> ToolDecl {
+    ToolDecl::builder("block_ms")
+        .description("Sleep the handler's thread for `ms` milliseconds, then answer \"blocked\".")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "ms": {"type": "integer", "minimum": 0, "description": "How long to block, in milliseconds."}
+            },
+            "required": ["ms"],
+            "additionalProperties": false
+        }))
+        .blocking_handler(|args, _ctx| {
+            let ms = args
+                .get("ms")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| ToolError::execution("- ms: expected a non-negative integer"))?;
+            let _gauge = BlockGauge::enter();
+            std::thread::sleep(Duration::from_millis(ms));
+            Ok(CallToolResult::text("blocked"))
+        })
+}
+
+fn block_max_seen() -> ToolDecl {
+    ToolDecl::builder("block_max_seen")
+        .description("The most `block_ms` threads observed running at once, as decimal text.")
+        .handler(|_args, _ctx| async move {
+            Ok(CallToolResult::text(
+                BLOCK_MAX_SEEN.load(Ordering::SeqCst).to_string(),
+            ))
+        })
+}
+
+fn panic_with_secret() -> ToolDecl {
+    ToolDecl::builder("panic_with_secret")
+        .description("Panic with a message holding the --secret value.")
+        .handler(|_args, _ctx| async move { leak_secret() })
+}
+
+fn panic_with_secret_blocking() -> ToolDecl {
+    ToolDecl::builder("panic_with_secret_blocking")
+        .description("Panic in a blocking handler with a message holding the --secret value.")
+        .blocking_handler(|_args, _ctx| leak_secret())
+}
+
+fn leak_secret() -> typed_mcp::ToolOutcome {
+    let secret = SECRET.get().map_or("<no --secret given>", String::as_str);
+    panic!("fixture panic: the API key is {secret}, do not print it")
+}
+
+fn progress_flood() -> ToolDecl {
+    ToolDecl::builder("progress_flood")
+        .description("Send `count` progress notifications, then answer \"sent N\".")
+        .input_schema(json!({
+            "type": "object",
+            "properties": {
+                "count": {"type": "integer", "minimum": 0, "description": "How many notifications to send."},
+                "pad": {"type": "integer", "minimum": 0, "description": "Bytes of message text in each notification."}
+            },
+            "required": ["count"],
+            "additionalProperties": false
+        }))
+        .handler(|args, ctx| async move {
+            let count = args
+                .get("count")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| ToolError::execution("- count: expected a non-negative integer"))?;
+            let pad = args.get("pad").and_then(Value::as_u64).unwrap_or(0);
+            let message = "p".repeat(pad as usize);
+            let mut sent = 0u64;
+            for i in 1..=count {
+                let message = (pad > 0).then_some(message.as_str());
+                if ctx.progress(i as f64, Some(count as f64), message).await {
+                    sent += 1;
+                }
+            }
+            Ok(CallToolResult::text(format!("sent {sent}")))
+        })
+}
+
+fn hang() -> ToolDecl {
+    ToolDecl::builder("hang")
+        .description("Never complete.")
+        .handler(|_args, ctx| async move {
+            eprintln!("HANG started id={}", ctx.request_id());
+            std::future::pending::<()>().await;
+            Ok(CallToolResult::text("the pending future completed"))
+        })
+}
+
+fn busy() -> ToolDecl {
+    ToolDecl::builder("busy")
+        .description("Hold a handler slot until the call is cancelled.")
+        .handler(|_args, ctx| async move {
+            eprintln!("BUSY started id={}", ctx.request_id());
+            ctx.cancelled().await;
+            Ok(CallToolResult::text("cancelled, answering anyway"))
+        })
+}
+
 fn child_stdin_kind() -> ToolDecl {
     ToolDecl::builder("child_stdin_kind")
         .description("Run a child with inherited stdin; answer \"pipe\" if it could read the protocol pipe, else what it got.")
@@ -194,10 +334,13 @@ fn child_stdin_kind() -> ToolDecl {
         })
 }
 
-const USAGE: &str = "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N] [--receipts PATH]";
+const USAGE: &str = "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N] \
+[--receipts PATH] [--max-pending N] [--max-pending-bytes N] [--queue-timeout-ms N] \
+[--drain-timeout-ms N] [--timeout-ms N] [--secret VALUE]...";
 
 fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
     let mut args = std::env::args().skip(1);
+    let mut secrets = Vec::new();
     while let Some(flag) = args.next() {
         let mut number = || -> Result<usize, String> {
             let value = args
@@ -216,12 +359,30 @@ fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
             builder = builder.receipt_sink(sink);
             continue;
         }
+        if flag == "--secret" {
+            let value = args
+                .next()
+                .ok_or_else(|| format!("{flag} needs a value\n{USAGE}"))?;
+            secrets.push(value);
+            continue;
+        }
+        let ms = |n: usize| Duration::from_millis(n as u64);
         builder = match flag.as_str() {
             "--max-concurrent" => builder.max_concurrent(number()?),
             "--max-message-bytes" => builder.max_message_bytes(number()?),
             "--max-depth" => builder.max_depth(number()?),
+            "--max-pending" => builder.max_pending(number()?),
+            "--max-pending-bytes" => builder.max_pending_bytes(number()?),
+            "--queue-timeout-ms" => builder.queue_timeout(ms(number()?)),
+            "--drain-timeout-ms" => builder.drain_timeout(ms(number()?)),
+            "--timeout-ms" => builder.default_timeout(ms(number()?)),
             _ => return Err(format!("unknown argument {flag:?}\n{USAGE}")),
         };
+    }
+    if let Some(first) = secrets.first() {
+        // Only the first one is needed by `panic_with_secret`.
+        let _ = SECRET.set(first.clone());
+        builder = builder.secret_values(&secrets);
     }
     Ok(builder)
 }
@@ -238,6 +399,13 @@ async fn main() -> ExitCode {
         sleep_forever(),
         spin_until_cancelled(),
         child_stdin_kind(),
+        block_ms(),
+        block_max_seen(),
+        panic_with_secret(),
+        panic_with_secret_blocking(),
+        progress_flood(),
+        hang(),
+        busy(),
     ]);
     let server = match configure(builder).map(|b| b.build().map_err(|e| e.to_string())) {
         Ok(Ok(server)) => server,
