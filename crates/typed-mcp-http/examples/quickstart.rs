@@ -156,11 +156,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(async {
+            let served = runtime.block_on(async {
                 let shutdown = on_signal()?;
                 eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 on stdin/stdout");
                 server.serve_stdio_until(shutdown).await
-            })?;
+            });
+            // A read of stdin may still wait on a blocking thread that nothing
+            // interrupts: exit without waiting for it.
+            runtime.shutdown_background();
+            served?;
         }
         // HTTP serves many connections at once: use every core.
         Transport::Http(address) => {

@@ -100,13 +100,17 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(async {
+            let served = runtime.block_on(async {
                 let shutdown = on_signal()?;
                 eprintln!(
                     "support-desk: serving MCP 2026-07-28 on stdin/stdout (database {database})"
                 );
                 server.serve_stdio_until(shutdown).await
-            })?;
+            });
+            // A read of stdin may still wait on a blocking thread that nothing
+            // interrupts: exit without waiting for it.
+            runtime.shutdown_background();
+            served?;
         }
         Some(address) => {
             let runtime = tokio::runtime::Builder::new_multi_thread()

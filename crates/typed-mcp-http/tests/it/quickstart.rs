@@ -4,7 +4,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::OnceLock;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -59,7 +59,10 @@ fn binary(name: &str) -> PathBuf {
 /// dropped.
 pub struct Quickstart {
     child: Child,
+    /// Where it serves HTTP (unspecified for stdio).
     pub addr: SocketAddr,
+    /// Its stdin, kept open for stdio.
+    _stdin: Option<ChildStdin>,
 }
 
 impl Quickstart {
@@ -69,12 +72,23 @@ impl Quickstart {
         Quickstart::example("quickstart", &["--http", "127.0.0.1:0"])
     }
 
+    /// Starts `quickstart` on stdio, with its stdin open and nothing sent,
+    /// and waits until it says it serves.
+    pub fn stdio() -> Quickstart {
+        Quickstart::start("quickstart", &[], Stdio::piped(), "on stdin/stdout")
+    }
+
     /// Starts the example `name` with `args` and waits for the line naming
     /// its address.
     pub fn example(name: &str, args: &[&str]) -> Quickstart {
+        Quickstart::start(name, args, Stdio::null(), "http://")
+    }
+
+    /// Starts `name` and waits for a stderr line holding `ready`.
+    fn start(name: &str, args: &[&str], stdin: Stdio, ready: &str) -> Quickstart {
         let mut child = Command::new(binary(name))
             .args(args)
-            .stdin(Stdio::null())
+            .stdin(stdin)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -100,8 +114,14 @@ impl Quickstart {
                 .nth(1)
                 .and_then(|rest| rest.split('/').next())
                 .and_then(|addr| addr.parse().ok());
-            if let Some(addr) = addr {
-                return Quickstart { child, addr };
+            if line.contains(ready) {
+                let addr = addr.unwrap_or(SocketAddr::from(([0, 0, 0, 0], 0)));
+                let stdin = child.stdin.take();
+                return Quickstart {
+                    child,
+                    addr,
+                    _stdin: stdin,
+                };
             }
         }
     }

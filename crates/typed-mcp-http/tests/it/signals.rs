@@ -1,5 +1,5 @@
 //! The quickstart drains on SIGTERM: a call in flight is answered, then it
-//! exits 0.
+//! exits 0, over HTTP and on stdio.
 
 use std::time::Duration;
 
@@ -46,11 +46,7 @@ async fn sigterm_lets_the_call_in_flight_finish_and_the_quickstart_exits_0() {
     read_until(&mut stream, &mut answer, b"100 Continue\r\n\r\n").await;
     answer.clear();
 
-    let kill = std::process::Command::new("kill")
-        .args(["-TERM", &server.pid().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(kill.success(), "kill -TERM failed: {kill}");
+    sigterm(&server);
     // Once the signal is handled the listener closes: new connections fail.
     let deadline = tokio::time::Instant::now() + PATIENCE;
     while TcpStream::connect(server.addr).await.is_ok() {
@@ -66,6 +62,28 @@ async fn sigterm_lets_the_call_in_flight_finish_and_the_quickstart_exits_0() {
     let text = String::from_utf8_lossy(&answer);
     assert!(text.starts_with("HTTP/1.1 200 OK\r\n"), "{text}");
     assert!(text.contains(r#""id":7"#), "{text}");
+    let status = server.wait_exit();
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "expected exit status 0, found {status}"
+    );
+}
+
+/// Sends SIGTERM to the server.
+fn sigterm(server: &Quickstart) {
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success(), "kill -TERM failed: {kill}");
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_a_stdio_quickstart_whose_stdin_is_still_open_with_exit_0() {
+    let mut server = Quickstart::stdio();
+    sigterm(&server);
     let status = server.wait_exit();
     assert_eq!(
         status.code(),
