@@ -1,7 +1,7 @@
 //! A test server for typed-mcp-http's memory test (`tests/it/memory.rs`): the
 //! quickstart's `echo` tool over Streamable HTTP with the default limits,
-//! except that a request may wait a minute (not ten seconds) for room in the
-//! byte budget, so a slow debug build under many large calls queues them
+//! except that a request may wait five minutes (not ten seconds) for room in
+//! the byte budget, so a slow debug build under many large calls queues them
 //! rather than shedding them.
 //!
 //! ```sh
@@ -44,7 +44,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     };
     let server = Server::new("typed-mcp-echo-load", env!("CARGO_PKG_VERSION"))
         .tools(tools![echo])
-        .queue_timeout(Duration::from_secs(60))
+        .queue_timeout(Duration::from_secs(300))
         .build()?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
