@@ -372,22 +372,43 @@ fn immediate(reply: Next, accepts: Accepts) -> Response {
 }
 
 /// A reply as a JSON response, with `Retry-After` when it has one; a `503`
-/// always has one (1 second unless the reply says otherwise), as MCP asks of
-/// an overloaded server.
+/// always has one, as MCP asks of an overloaded server: the error's
+/// `data.retryAfterMs` when the reply carries no delay of its own (a layer's
+/// `RpcError::overloaded` reaches us so), else 1 second.
 fn json_reply(reply: Next) -> Response {
     let (code, retry_after) = match reply.message() {
         Message::Reply(r) => (r.http_status, r.retry_after),
         Message::Notification(_) => (500, None),
     };
-    let retry_after = retry_after.or((code == 503).then_some(Duration::from_secs(1)));
+    let retry_after = match retry_after {
+        Some(after) => Some(after),
+        None if code == 503 => {
+            Some(retry_after_ms(reply.message().body()).unwrap_or(Duration::from_secs(1)))
+        }
+        None => None,
+    };
     let mut response = json(status(code), reply.into_bytes());
     if let Some(after) = retry_after {
-        let seconds = after.as_secs().max(1);
         response
             .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+            .insert(RETRY_AFTER, HeaderValue::from(retry_after_seconds(after)));
     }
     response
+}
+
+/// The `data.retryAfterMs` of a JSON-RPC error body (an error is small, so
+/// parsing it again is cheap).
+fn retry_after_ms(body: &[u8]) -> Option<Duration> {
+    let error: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let ms = error.pointer("/error/data/retryAfterMs")?.as_u64()?;
+    Some(Duration::from_millis(ms))
+}
+
+/// `Retry-After` counts whole seconds: round up, so a client never retries
+/// before the delay, and never say 0.
+fn retry_after_seconds(after: Duration) -> u64 {
+    let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+    seconds.max(1)
 }
 
 fn status(code: u16) -> StatusCode {
@@ -448,6 +469,24 @@ mod tests {
     #[test]
     fn sse_events_are_one_data_line() {
         assert_eq!(&sse_event(b"{\"a\":1}")[..], b"data: {\"a\":1}\n\n");
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds_and_is_never_0() {
+        assert_eq!(retry_after_seconds(Duration::ZERO), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1000)), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1001)), 2);
+        assert_eq!(retry_after_seconds(Duration::from_millis(2500)), 3);
+    }
+
+    #[test]
+    fn retry_after_ms_is_read_from_an_error_body() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-31002,"message":"busy","data":{"retryAfterMs":2500}}}"#;
+        assert_eq!(retry_after_ms(body), Some(Duration::from_millis(2500)));
+        let without = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-31002,"message":"busy"}}"#;
+        assert_eq!(retry_after_ms(without), None);
+        assert_eq!(retry_after_ms(b"not json"), None);
     }
 
     #[test]

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::json;
+use typed_mcp::RpcError;
 use typed_mcp::middleware::{BoxError, HandlerCall, HandlerDone};
-use typed_mcp::receipt::{MemorySink, Receipt};
+use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
 
 use crate::support::{PATIENCE, Probe, Req, builder, serve_http};
 
@@ -39,6 +40,28 @@ where
             return Box::pin(std::future::ready(Err(refusal)));
         }
         Box::pin(self.inner.call(call))
+    }
+}
+
+/// Sheds every call as overloaded, asking for a retry in 2.5 seconds.
+#[derive(Clone)]
+struct Shed<S>(S);
+
+impl<S> tower::Service<HandlerCall> for Shed<S>
+where
+    S: tower::Service<HandlerCall, Response = HandlerDone, Error = BoxError>,
+{
+    type Response = HandlerDone;
+    type Error = BoxError;
+    type Future = std::future::Ready<Result<HandlerDone, BoxError>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, _call: HandlerCall) -> Self::Future {
+        let error = RpcError::overloaded("shed by the test layer", 2500);
+        std::future::ready(Err(Box::new(error) as BoxError))
     }
 }
 
@@ -102,6 +125,36 @@ async fn a_layer_refusing_every_second_call_is_answered_and_recorded() {
             "completed",
             "refused_by_layer"
         ],
+        "{receipts:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_layer_shedding_with_rpc_error_overloaded_is_503_with_its_retry_after() {
+    let sink = MemorySink::new();
+    let server = builder(&Probe::default())
+        .receipt_sink(sink.clone())
+        .layer(tower::layer::layer_fn(Shed))
+        .build()
+        .unwrap();
+    let client = serve_http(server, |http| http).await;
+
+    let reply = client
+        .send(&Req::call("add", json!({"a": 1, "b": 2})))
+        .await;
+    let body = reply.assert_error(503, -31002);
+    assert_eq!(body["id"], 1, "{body}");
+    assert_eq!(body["error"]["data"]["retryAfterMs"], 2500, "{body}");
+    // 2.5 s, rounded up to whole seconds.
+    assert_eq!(
+        reply.header("retry-after"),
+        Some("3"),
+        "{:?}",
+        reply.headers
+    );
+    let receipts = receipts(&sink, 1).await;
+    assert!(
+        matches!(&receipts[0].outcome, Outcome::RefusedByLayer { reason } if reason.contains("shed by the test layer")),
         "{receipts:?}"
     );
 }
