@@ -59,9 +59,10 @@ struct Windows {
 }
 
 impl Windows {
-    /// Counts one call of `caller` at `now`; the time until its window ends
-    /// when the call is over the limit.
-    fn admit(&mut self, caller: &str, now: Instant) -> Result<(), Duration> {
+    /// Counts one call of `caller` at `now`; when the call is over the limit,
+    /// the calls counted in its window (this one included) and the time until
+    /// the window ends.
+    fn admit(&mut self, caller: &str, now: Instant) -> Result<(), (u32, Duration)> {
         // Forget windows that ended, so the map holds only recent callers.
         if self.by_caller.len() > 1024 {
             self.by_caller
@@ -72,10 +73,10 @@ impl Windows {
             *start = now;
             *calls = 0;
         }
-        if *calls >= self.limit {
-            return Err(WINDOW.saturating_sub(now.duration_since(*start)));
+        *calls = calls.saturating_add(1);
+        if *calls > self.limit {
+            return Err((*calls, WINDOW.saturating_sub(now.duration_since(*start))));
         }
-        *calls += 1;
         Ok(())
     }
 }
@@ -111,19 +112,19 @@ where
             .admit(&caller, Instant::now());
         match admitted {
             Ok(()) => Box::pin(self.inner.call(call)),
-            Err(retry) => {
+            Err((calls, retry)) => {
                 let limit = self.windows.lock().map_or(0, |w| w.limit);
                 let who = if caller.is_empty() {
                     "anonymous callers".to_owned()
                 } else {
                     format!("caller {caller:?}")
                 };
+                let retry_ms = u64::try_from(retry.as_millis()).unwrap_or(u64::MAX).max(1);
                 let error = RpcError::overloaded(
                     format!(
-                        "rate limit: expected at most {limit} calls per second from {who}, found more; retry in {} ms",
-                        retry.as_millis().max(1)
+                        "rate limit: expected at most {limit} calls per second from {who}, found {calls} in this second; retry in {retry_ms} ms"
                     ),
-                    retry.as_millis().max(1) as u64,
+                    retry_ms,
                 );
                 Box::pin(std::future::ready(Err(Box::new(error) as BoxError)))
             }
@@ -145,7 +146,9 @@ mod tests {
         assert_eq!(windows.admit("a", t0), Ok(()));
         assert_eq!(windows.admit("a", t0), Ok(()));
         let retry = windows.admit("a", t0 + Duration::from_millis(400));
-        assert_eq!(retry, Err(Duration::from_millis(600)));
+        assert_eq!(retry, Err((3, Duration::from_millis(600))));
+        let retry = windows.admit("a", t0 + Duration::from_millis(500));
+        assert_eq!(retry, Err((4, Duration::from_millis(500))));
         // Another caller has its own window.
         assert_eq!(windows.admit("b", t0), Ok(()));
         assert_eq!(windows.admit("a", t0 + WINDOW), Ok(()));

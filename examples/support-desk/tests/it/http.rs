@@ -229,7 +229,7 @@ async fn over_the_rate_limit_a_call_is_503_with_retry_after_and_its_receipt_says
     assert_eq!(body["error"]["code"], -31002, "{body}");
     let message = body["error"]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("expected at most 1 calls per second"),
+        message.contains("expected at most 1 calls per second from anonymous callers, found 2"),
         "{message}"
     );
     let receipt = wait_for_receipt(&receipts, |r| r["outcome"]["kind"] == "refused_by_layer");
