@@ -32,8 +32,8 @@ use typed_mcp::wire::{
     ResourceContents, Role, SamplingMessage,
 };
 use typed_mcp::{
-    Answer, NeedsInput, PromptDecl, Server, ToolContext, ToolDecl, prompt, prompts, resource,
-    resources, tool, tools,
+    Answer, NeedsInput, PromptDecl, Server, Shutdown, ToolContext, ToolDecl, prompt, prompts,
+    resource, resources, tool, tools,
 };
 use typed_mcp_http::HttpServer;
 
@@ -766,8 +766,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     match transport {
         Transport::Stdio => {
-            eprintln!("fixture-server: serving MCP 2026-07-28 on stdin/stdout");
-            runtime.block_on(server.serve_stdio())?;
+            let served = runtime.block_on(async {
+                let shutdown = on_signal()?;
+                eprintln!("fixture-server: serving MCP 2026-07-28 on stdin/stdout");
+                server.serve_stdio_until(shutdown).await
+            });
+            // A read of stdin may still wait on a blocking thread that nothing
+            // interrupts: exit without waiting for it.
+            runtime.shutdown_background();
+            served?;
         }
         Transport::Http(address) => runtime.block_on(serve_http(server, address))?,
     }
@@ -777,16 +784,40 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     let local = listener.local_addr()?;
+    let shutdown = on_signal()?;
     // Refuses a non-loopback address: this fixture has no authentication.
-    let mcp = HttpServer::new(server, local).into_router()?;
+    let mcp = HttpServer::new(server, local)
+        .shutdown(shutdown.clone())
+        .into_router()?;
     let app = axum::Router::new().nest("/mcp", mcp);
     eprintln!("fixture-server: serving MCP 2026-07-28 at http://{local}/mcp");
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(shutdown.wait())
         .await?;
     Ok(())
+}
+
+/// A shutdown triggered by Ctrl-C or (on unix) SIGTERM. SIGTERM's handler is
+/// installed before this returns, so a SIGTERM sent once the server says it
+/// is serving drains it rather than killing it.
+fn on_signal() -> std::io::Result<Shutdown> {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    Ok(Shutdown::on(async move {
+        // Without a Ctrl-C handler, wait for SIGTERM alone (not stop at once).
+        let ctrl_c = async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        #[cfg(unix)]
+        tokio::select! {
+            () = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+        #[cfg(not(unix))]
+        ctrl_c.await;
+    }))
 }
 
 #[cfg(test)]

@@ -25,6 +25,10 @@
 //!   -d '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"add","arguments":{"a":2,"b":3}}}'
 //! ```
 //!
+//! Ctrl-C or SIGTERM stops it gracefully: it stops reading (stdio) or
+//! answers new requests `503` (HTTP), gives calls in flight the server's
+//! drain timeout to finish, and exits 0.
+//!
 //! It lives in typed-mcp-http because only that crate may depend on an HTTP
 //! stack; typed-mcp itself compiles none.
 
@@ -33,7 +37,7 @@ use std::process::ExitCode;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use typed_mcp::{Server, prompt, prompts, resource, resources, tool, tools};
+use typed_mcp::{Server, Shutdown, prompt, prompts, resource, resources, tool, tools};
 use typed_mcp_http::HttpServer;
 
 /// The sum of two integers.
@@ -152,8 +156,15 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 on stdin/stdout");
-            runtime.block_on(server.serve_stdio())?;
+            let served = runtime.block_on(async {
+                let shutdown = on_signal()?;
+                eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 on stdin/stdout");
+                server.serve_stdio_until(shutdown).await
+            });
+            // A read of stdin may still wait on a blocking thread that nothing
+            // interrupts: exit without waiting for it.
+            runtime.shutdown_background();
+            served?;
         }
         // HTTP serves many connections at once: use every core.
         Transport::Http(address) => {
@@ -169,14 +180,38 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     let local = listener.local_addr()?;
+    let shutdown = on_signal()?;
     // Refuses a non-loopback address: this example has no authentication.
-    let mcp = HttpServer::new(server, local).into_router()?;
+    let mcp = HttpServer::new(server, local)
+        .shutdown(shutdown.clone())
+        .into_router()?;
     let app = axum::Router::new().nest("/mcp", mcp);
     eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 at http://{local}/mcp");
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(shutdown.wait())
         .await?;
     Ok(())
+}
+
+/// A shutdown triggered by Ctrl-C or (on unix) SIGTERM. SIGTERM's handler is
+/// installed before this returns, so a SIGTERM sent once the server says it
+/// is serving drains it rather than killing it.
+fn on_signal() -> std::io::Result<Shutdown> {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    Ok(Shutdown::on(async move {
+        // Without a Ctrl-C handler, wait for SIGTERM alone (not stop at once).
+        let ctrl_c = async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        #[cfg(unix)]
+        tokio::select! {
+            () = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+        #[cfg(not(unix))]
+        ctrl_c.await;
+    }))
 }

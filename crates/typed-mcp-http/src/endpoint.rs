@@ -160,8 +160,8 @@ impl Endpoint {
             Accepted::Dropped => return accepted_response(),
             // Answered at once: the reply is already queued.
             _ => {
-                return match inbox.recv().await.map(Outgoing::into_message) {
-                    Some(Message::Reply(reply)) => immediate(reply, accepts),
+                return match inbox.recv().await {
+                    Some(out) if out.is_reply() => immediate(Next::Held(out), accepts),
                     _ => internal("the request was answered with nothing"),
                 };
             }
@@ -182,8 +182,8 @@ impl Endpoint {
         // (the client went away), `call` cancels the handler.
         loop {
             match call.next().await {
-                Some(Message::Reply(reply)) => return json_reply(reply),
-                Some(Message::Notification(_)) => {}
+                Some(next) if next.is_reply() => return json_reply(next),
+                Some(_notification) => {}
                 None => return internal("the call ended without a response"),
             }
         }
@@ -248,7 +248,7 @@ struct RunningCall {
 impl RunningCall {
     /// The next message, or `None` after the final one (or if the call ended
     /// without one).
-    async fn next(&mut self) -> Option<Message> {
+    async fn next(&mut self) -> Option<Next> {
         if !self.armed {
             return None;
         }
@@ -259,13 +259,13 @@ impl RunningCall {
                 // receipt says so) and the client told to retry elsewhere.
                 self.armed = false;
                 self.connection.cancel(&self.id);
-                return Some(Message::Reply(shutting_down(&self.id)));
+                return Some(Next::Own(Message::Reply(shutting_down(&self.id))));
             }
         };
         if out.is_reply() {
             self.armed = false;
         }
-        Some(out.into_message())
+        Some(Next::Held(out))
     }
 }
 
@@ -274,6 +274,46 @@ impl Drop for RunningCall {
         if self.armed && self.connection.cancel(&self.id) {
             tracing::debug!(request_id = %self.id, "response stream closed: call cancelled");
         }
+    }
+}
+
+/// A message for the client: one from the server, which keeps its room in
+/// the outbox and (for a reply) the request's room in the server's byte budget
+/// until hyper has written it, or one of the endpoint's own.
+enum Next {
+    Held(Outgoing),
+    Own(Message),
+}
+
+impl Next {
+    fn message(&self) -> &Message {
+        match self {
+            Next::Held(out) => out.message(),
+            Next::Own(message) => message,
+        }
+    }
+
+    fn is_reply(&self) -> bool {
+        matches!(self.message(), Message::Reply(_))
+    }
+
+    /// The message's JSON text, without a copy: a held message gives its
+    /// room back when these bytes are dropped, once written to the socket.
+    fn into_bytes(self) -> Bytes {
+        match self {
+            Next::Held(out) => Bytes::from_owner(Written(out)),
+            Next::Own(Message::Notification(body)) => Bytes::from(body),
+            Next::Own(Message::Reply(reply)) => Bytes::from(reply.body),
+        }
+    }
+}
+
+/// An [`Outgoing`] as the bytes of a response body.
+struct Written(Outgoing);
+
+impl AsRef<[u8]> for Written {
+    fn as_ref(&self) -> &[u8] {
+        self.0.body()
     }
 }
 
@@ -289,10 +329,21 @@ fn shutting_down(id: &RequestId) -> Reply {
 /// line, ending after the final response.
 fn sse(call: RunningCall) -> Response {
     let events = futures_util::stream::unfold(call, |mut call| async move {
-        let message = call.next().await?;
-        Some((Ok::<_, Infallible>(sse_event(message.body())), call))
+        let next = call.next().await?;
+        Some((Ok::<_, Infallible>(sse_event(next.message().body())), call))
     });
     event_stream(Body::from_stream(events))
+}
+
+/// `data: <message>\n\n`, one frame (so one chunk on the wire, which clients
+/// and proxies read as one event). Messages are compact JSON, so never contain
+/// a newline.
+fn sse_event(message: &[u8]) -> Bytes {
+    let mut event = Vec::with_capacity(message.len() + 8);
+    event.extend_from_slice(b"data: ");
+    event.extend_from_slice(message);
+    event.extend_from_slice(b"\n\n");
+    Bytes::from(event)
 }
 
 /// A `text/event-stream` response with headers that keep proxies from
@@ -312,41 +363,60 @@ fn event_stream(body: Body) -> Response {
 /// A reply answered at once: JSON, or one SSE event when the client accepts
 /// only `text/event-stream` and the reply is a success (errors are always
 /// JSON, as clients read error statuses' bodies as JSON).
-fn immediate(reply: Reply, accepts: Accepts) -> Response {
-    if reply.http_status == 200 && !accepts.json {
-        return event_stream(Body::from(sse_event(&reply.body)));
+fn immediate(reply: Next, accepts: Accepts) -> Response {
+    let ok = matches!(reply.message(), Message::Reply(r) if r.http_status == 200);
+    if ok && !accepts.json {
+        return event_stream(Body::from(sse_event(reply.message().body())));
     }
     json_reply(reply)
 }
 
-/// A reply as a JSON response, with `Retry-After` when it has one.
-fn json_reply(reply: Reply) -> Response {
-    let retry_after = reply.retry_after;
-    let mut response = json(status(reply.http_status), reply.body);
+/// A reply as a JSON response, with `Retry-After` when it has one; a `503`
+/// always has one, as MCP asks of an overloaded server: the error's
+/// `data.retryAfterMs` when the reply carries no delay of its own (a layer's
+/// `RpcError::overloaded` reaches us so), else 1 second.
+fn json_reply(reply: Next) -> Response {
+    let (code, retry_after) = match reply.message() {
+        Message::Reply(r) => (r.http_status, r.retry_after),
+        Message::Notification(_) => (500, None),
+    };
+    let retry_after = match retry_after {
+        Some(after) => Some(after),
+        None if code == 503 => {
+            Some(retry_after_ms(reply.message().body()).unwrap_or(Duration::from_secs(1)))
+        }
+        None => None,
+    };
+    let mut response = json(status(code), reply.into_bytes());
     if let Some(after) = retry_after {
-        let seconds = after.as_secs().max(1);
         response
             .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+            .insert(RETRY_AFTER, HeaderValue::from(retry_after_seconds(after)));
     }
     response
 }
 
-/// `data: <message>\n\n`. Messages are compact JSON, so never contain a newline.
-fn sse_event(message: &[u8]) -> Bytes {
-    let mut event = Vec::with_capacity(message.len() + 8);
-    event.extend_from_slice(b"data: ");
-    event.extend_from_slice(message);
-    event.extend_from_slice(b"\n\n");
-    Bytes::from(event)
+/// The `data.retryAfterMs` of a JSON-RPC error body (an error is small, so
+/// parsing it again is cheap).
+fn retry_after_ms(body: &[u8]) -> Option<Duration> {
+    let error: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let ms = error.pointer("/error/data/retryAfterMs")?.as_u64()?;
+    Some(Duration::from_millis(ms))
+}
+
+/// `Retry-After` counts whole seconds: round up, so a client never retries
+/// before the delay, and never say 0.
+fn retry_after_seconds(after: Duration) -> u64 {
+    let seconds = after.as_secs() + u64::from(after.subsec_nanos() > 0);
+    seconds.max(1)
 }
 
 fn status(code: u16) -> StatusCode {
     StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
-fn json(status: StatusCode, body: Vec<u8>) -> Response {
-    let mut response = Response::new(Body::from(body));
+fn json(status: StatusCode, body: impl Into<Body>) -> Response {
+    let mut response = Response::new(body.into());
     *response.status_mut() = status;
     response
         .headers_mut()
@@ -399,6 +469,24 @@ mod tests {
     #[test]
     fn sse_events_are_one_data_line() {
         assert_eq!(&sse_event(b"{\"a\":1}")[..], b"data: {\"a\":1}\n\n");
+    }
+
+    #[test]
+    fn retry_after_rounds_up_to_whole_seconds_and_is_never_0() {
+        assert_eq!(retry_after_seconds(Duration::ZERO), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1000)), 1);
+        assert_eq!(retry_after_seconds(Duration::from_millis(1001)), 2);
+        assert_eq!(retry_after_seconds(Duration::from_millis(2500)), 3);
+    }
+
+    #[test]
+    fn retry_after_ms_is_read_from_an_error_body() {
+        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-31002,"message":"busy","data":{"retryAfterMs":2500}}}"#;
+        assert_eq!(retry_after_ms(body), Some(Duration::from_millis(2500)));
+        let without = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-31002,"message":"busy"}}"#;
+        assert_eq!(retry_after_ms(without), None);
+        assert_eq!(retry_after_ms(b"not json"), None);
     }
 
     #[test]

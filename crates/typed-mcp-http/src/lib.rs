@@ -43,6 +43,7 @@
 //! | body over the server's `max_message_bytes` | `413`, `-32600` |
 //! | a JSON array (a batch, `[]` included) | `400`, one `-32600`: MCP has no batches |
 //! | a notification | `202`, no body |
+//! | the server overloaded (`max_pending`, `max_pending_bytes`, a layer's `RpcError::overloaded`) or shutting down (see [`shutdown`](HttpServer::shutdown)) | `503` with `Retry-After`, `-31002` |
 //! | anything the router answers (errors, lists, `server/discover`) | the router's status (`400` for malformed input, header, envelope and version errors, `404` for `-32601`, `200` otherwise) |
 //! | a call without `progressToken` or `logLevel` in `_meta` | `200`, the response as `application/json` |
 //! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent |

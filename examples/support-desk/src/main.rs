@@ -10,23 +10,28 @@
 //! The first start creates `desk.db` (see `--db`) with a few demo tickets.
 //! Closing a ticket needs the `desk.write` capability: grant it with
 //! `--allow desk.write` or `SUPPORT_DESK_ALLOW=desk.write`. Opening tickets and
-//! commenting only add to the desk, and need no grant.
+//! commenting only add to the desk, and need no grant. `--rate-limit N`
+//! refuses a caller's calls beyond N per second (`-31002`, HTTP `503`), each
+//! with a receipt. Ctrl-C or SIGTERM drains calls in flight and exits 0.
 
 mod desk;
 mod model;
+mod rate_limit;
 mod store;
 
 use std::net::SocketAddr;
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use typed_mcp::Server;
 use typed_mcp::receipt::JsonLinesSink;
+use typed_mcp::{Server, Shutdown};
 use typed_mcp_http::HttpServer;
 
 use crate::desk::Desk;
+use crate::rate_limit::RateLimit;
 use crate::store::Store;
 
 /// A support-desk MCP server on an embedded SQLite database.
@@ -55,6 +60,10 @@ struct Cli {
     /// Append one receipt per call (tools, reads and prompts) to this JSON Lines file.
     #[arg(long, value_name = "PATH")]
     receipts: Option<PathBuf>,
+
+    /// Refuse a caller's calls beyond N per second (per principal; unauthenticated callers share one limit) with -31002, "server overloaded" (HTTP 503).
+    #[arg(long, value_name = "N")]
+    rate_limit: Option<NonZeroU32>,
 }
 
 fn main() -> ExitCode {
@@ -78,6 +87,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|e| format!("cannot open the receipts file {}: {e}", path.display()))?;
         server = server.receipt_sink(sink);
     }
+    if let Some(calls) = cli.rate_limit {
+        server = server.layer(RateLimit::per_second(calls));
+    }
     let server = server.build()?;
     desk.publish_to(server.resource_updates().clone());
     let database = cli.db.display();
@@ -88,8 +100,17 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()?;
-            eprintln!("support-desk: serving MCP 2026-07-28 on stdin/stdout (database {database})");
-            runtime.block_on(server.serve_stdio())?;
+            let served = runtime.block_on(async {
+                let shutdown = on_signal()?;
+                eprintln!(
+                    "support-desk: serving MCP 2026-07-28 on stdin/stdout (database {database})"
+                );
+                server.serve_stdio_until(shutdown).await
+            });
+            // A read of stdin may still wait on a blocking thread that nothing
+            // interrupts: exit without waiting for it.
+            runtime.shutdown_background();
+            served?;
         }
         Some(address) => {
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -110,14 +131,38 @@ async fn serve_http(
         .await
         .map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let local = listener.local_addr()?;
+    let shutdown = on_signal()?;
     // Refuses a non-loopback address: this server has no authentication.
-    let mcp = HttpServer::new(server, local).into_router()?;
+    let mcp = HttpServer::new(server, local)
+        .shutdown(shutdown.clone())
+        .into_router()?;
     let app = axum::Router::new().nest("/mcp", mcp);
     eprintln!("support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database})");
     axum::serve(listener, app)
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        .with_graceful_shutdown(shutdown.wait())
         .await?;
     Ok(())
+}
+
+/// A shutdown triggered by Ctrl-C or (on unix) SIGTERM. SIGTERM's handler is
+/// installed before this returns, so a SIGTERM sent once the server says it
+/// is serving drains it rather than killing it.
+fn on_signal() -> std::io::Result<Shutdown> {
+    #[cfg(unix)]
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    Ok(Shutdown::on(async move {
+        // Without a Ctrl-C handler, wait for SIGTERM alone (not stop at once).
+        let ctrl_c = async {
+            if tokio::signal::ctrl_c().await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        };
+        #[cfg(unix)]
+        tokio::select! {
+            () = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+        #[cfg(not(unix))]
+        ctrl_c.await;
+    }))
 }

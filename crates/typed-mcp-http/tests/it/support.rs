@@ -204,12 +204,18 @@ impl Client {
 
     /// Sends and reads the whole answer.
     pub async fn send(&self, req: &Req) -> Reply {
-        let response = tokio::time::timeout(PATIENCE, self.inner.request(self.request(req)))
+        self.send_within(req, PATIENCE).await
+    }
+
+    /// Sends and reads the whole answer, waiting up to `patience` for each of
+    /// its head and its body (for requests that queue behind many others).
+    pub async fn send_within(&self, req: &Req, patience: Duration) -> Reply {
+        let response = tokio::time::timeout(patience, self.inner.request(self.request(req)))
             .await
             .expect("an answer in time")
             .expect("the request is delivered");
         let (parts, body) = response.into_parts();
-        let body = tokio::time::timeout(PATIENCE, body.collect())
+        let body = tokio::time::timeout(patience, body.collect())
             .await
             .expect("a body in time")
             .expect("a readable body")

@@ -4,9 +4,12 @@ use std::collections::BTreeSet;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
+use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 
-use crate::support::{HttpDesk, Scratch, hit_ids, next_event, request, text_of, wait_for_receipt};
+use crate::support::{
+    HttpDesk, Scratch, call_params, hit_ids, next_event, request, text_of, wait_for_receipt,
+};
 
 #[tokio::test]
 async fn search_over_http_finds_the_seeded_tickets() {
@@ -186,4 +189,57 @@ async fn the_readme_curl_line_finds_seeded_tickets() {
         .expect("the README shows the search result");
     let shown: Value = serde_json::from_str(shown).expect("the README's result is JSON");
     assert_eq!(answer["result"]["structuredContent"], shown);
+}
+
+#[tokio::test]
+async fn over_the_rate_limit_a_call_is_503_with_retry_after_and_its_receipt_says_refused_by_layer()
+{
+    let scratch = Scratch::new();
+    let receipts = scratch.receipts();
+    let receipts_arg = receipts.display().to_string();
+    let desk = HttpDesk::spawn(&scratch.args(&["--rate-limit", "1", "--receipts", &receipts_arg]));
+    let search = request(
+        1,
+        "tools/call",
+        call_params("search_tickets", json!({"query": "refund"})),
+    );
+    // One call a second: the second of two quick calls is refused (should a
+    // call take over a second, the next window starts; try a few times).
+    let mut refused = None;
+    for _ in 0..10 {
+        let response = desk.open(&search).await;
+        let (parts, body) = response.into_parts();
+        let body = body.collect().await.expect("a readable body").to_bytes();
+        if parts.status == 200 {
+            continue;
+        }
+        refused = Some((parts, body));
+        break;
+    }
+    let (parts, body) = refused.expect("a call over the rate limit is refused");
+    let text = String::from_utf8_lossy(&body);
+    assert_eq!(parts.status, 503, "{text}");
+    assert!(
+        parts.headers.contains_key("retry-after"),
+        "{:?}",
+        parts.headers
+    );
+    let body: Value = serde_json::from_slice(&body).expect("a JSON error");
+    assert_eq!(body["id"], 1, "{body}");
+    assert_eq!(body["error"]["code"], -31002, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("expected at most 1 calls per second from anonymous callers, found 2"),
+        "{message}"
+    );
+    let receipt = wait_for_receipt(&receipts, |r| r["outcome"]["kind"] == "refused_by_layer");
+    assert_eq!(receipt["name"], "search_tickets", "{receipt}");
+    assert!(
+        receipt["outcome"]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("rate limit")),
+        "{receipt}"
+    );
+    let served = wait_for_receipt(&receipts, |r| r["outcome"]["kind"] == "completed");
+    assert_eq!(served["name"], "search_tickets", "{served}");
 }
