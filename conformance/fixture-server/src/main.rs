@@ -771,9 +771,6 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 eprintln!("fixture-server: serving MCP 2026-07-28 on stdin/stdout");
                 server.serve_stdio_until(shutdown).await
             });
-            // A read of stdin may still wait on a blocking thread that nothing
-            // interrupts: exit without waiting for it.
-            runtime.shutdown_background();
             served?;
         }
         Transport::Http(address) => runtime.block_on(serve_http(server, address))?,

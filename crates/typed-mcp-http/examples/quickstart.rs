@@ -161,9 +161,6 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 on stdin/stdout");
                 server.serve_stdio_until(shutdown).await
             });
-            // A read of stdin may still wait on a blocking thread that nothing
-            // interrupts: exit without waiting for it.
-            runtime.shutdown_background();
             served?;
         }
         // HTTP serves many connections at once: use every core.

@@ -107,9 +107,6 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 );
                 server.serve_stdio_until(shutdown).await
             });
-            // A read of stdin may still wait on a blocking thread that nothing
-            // interrupts: exit without waiting for it.
-            runtime.shutdown_background();
             served?;
         }
         Some(address) => {

@@ -160,14 +160,11 @@ impl Server {
 
     /// The reply of a shed call.
     fn overloaded(&self, id: &RequestId, why: &str) -> Reply {
-        let retry = Duration::from_secs(1);
         let error = RpcError::overloaded(
             format!("the server is overloaded ({why}); retry later"),
-            retry.as_millis() as u64,
+            1000,
         );
-        let mut reply = Reply::new(encode::error(Some(id), &error), error.http_status());
-        reply.retry_after = Some(retry);
-        reply
+        error_reply(id, &error)
     }
 
     /// Records a request the router answered (its span, and its receipt when
@@ -236,6 +233,22 @@ impl Server {
             None => layered.await,
         }
     }
+}
+
+/// The reply carrying `error`, with its HTTP status, and for an overload the
+/// delay its `data.retryAfterMs` names (HTTP `Retry-After`).
+pub(crate) fn error_reply(id: &RequestId, error: &RpcError) -> Reply {
+    let mut reply = Reply::new(encode::error(Some(id), error), error.http_status());
+    if error.code == code::SERVER_OVERLOADED {
+        let ms = error
+            .data
+            .as_ref()
+            .and_then(|d| d.get("retryAfterMs"))
+            .and_then(serde_json::Value::as_u64)
+            .unwrap_or(1000);
+        reply.retry_after = Some(Duration::from_millis(ms));
+    }
+    reply
 }
 
 /// The JSON-RPC error of a call a layer refused: the layer's own

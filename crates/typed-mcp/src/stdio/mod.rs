@@ -4,6 +4,7 @@
 //! them: one task reads and routes, calls run as tasks, and one thread writes.
 
 mod framing;
+mod input;
 #[cfg(unix)]
 mod redirect;
 
@@ -32,7 +33,9 @@ impl Server {
     /// (`#[tokio::main(flavor = "current_thread")]`) is the cheapest for stdio:
     /// the measured CPU per call is about half that of the multi-thread default,
     /// and handlers declared with `blocking_handler` still run off the executor.
-    /// (A blocking handler still running when `main` returns keeps the runtime
+    /// Stdin is read on a thread of its own, so a server stopped by a
+    /// [`Shutdown`] while the client keeps its end open still exits. (A
+    /// blocking handler still running when `main` returns keeps the runtime
     /// from shutting down: end such a process with `std::process::exit`.)
     pub async fn serve_stdio(self) -> io::Result<()> {
         self.serve_stdio_until(Shutdown::new()).await
@@ -44,7 +47,7 @@ impl Server {
         #[cfg(unix)]
         {
             let (guard, streams) = redirect::StdioRedirect::install()?;
-            let input = tokio::fs::File::from_std(streams.input);
+            let input = input::ThreadReader::spawn(streams.input)?;
             let result = self.serve_io_until(input, streams.output, shutdown).await;
             drop(guard);
             result

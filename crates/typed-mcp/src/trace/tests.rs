@@ -526,7 +526,11 @@ fn requests_the_router_answers_run_in_a_request_span_with_a_trace_id() {
     let discover = &spans[0];
     assert_eq!(field(discover, METHOD_FIELD), Some("server/discover"));
     assert_eq!(field(discover, REQUEST_ID_FIELD), Some("d"));
-    assert_eq!(field(discover, TRACE_ID_FIELD), Some(TRACE), "continues _meta.traceparent");
+    assert_eq!(
+        field(discover, TRACE_ID_FIELD),
+        Some(TRACE),
+        "continues _meta.traceparent"
+    );
     assert_eq!(field(discover, OUTCOME_FIELD), Some("completed"));
     let list = &spans[1];
     assert_eq!(field(list, METHOD_FIELD), Some("tools/list"));

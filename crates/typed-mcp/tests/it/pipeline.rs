@@ -77,11 +77,16 @@ fn build(
                 .description("Greet someone.")
                 .argument("name", "Who to greet.", true)
                 .handler(|_args, _ctx| async {
-                    Ok(GetPromptResult::new(vec![PromptMessage::user_text("hello")]))
+                    Ok(GetPromptResult::new(vec![PromptMessage::user_text(
+                        "hello",
+                    )]))
                 }),
         )
         .receipt_sink(receipts.clone());
-    (configure(builder).build().expect("the fixture builds"), receipts)
+    (
+        configure(builder).build().expect("the fixture builds"),
+        receipts,
+    )
 }
 
 /// Lets a test know when `wait` runs, and let it finish.
@@ -136,14 +141,30 @@ async fn router_refusals_of_a_known_declaration_leave_receipts() {
     assert_eq!(unknown.error_code(), Some(-32602));
 
     let all = receipts.take();
-    assert_eq!(all.len(), 4, "one receipt per refusal of a declaration: {all:#?}");
-    assert_eq!(receipt_of(&all, "ask").outcome, Outcome::Error { code: -32021 });
-    assert_eq!(receipt_of(&all, "regional").outcome, Outcome::Error { code: -32020 });
-    assert_eq!(receipt_of(&all, "plain").outcome, Outcome::Error { code: -32602 });
+    assert_eq!(
+        all.len(),
+        4,
+        "one receipt per refusal of a declaration: {all:#?}"
+    );
+    assert_eq!(
+        receipt_of(&all, "ask").outcome,
+        Outcome::Error { code: -32021 }
+    );
+    assert_eq!(
+        receipt_of(&all, "regional").outcome,
+        Outcome::Error { code: -32020 }
+    );
+    assert_eq!(
+        receipt_of(&all, "plain").outcome,
+        Outcome::Error { code: -32602 }
+    );
     let greet = receipt_of(&all, "greet");
     assert_eq!(greet.outcome, Outcome::Error { code: -32602 });
     assert_eq!(greet.method, "prompts/get");
-    assert!(all.iter().all(|r| r.digest.is_some() && r.trace_id.len() == 32));
+    assert!(
+        all.iter()
+            .all(|r| r.digest.is_some() && r.trace_id.len() == 32)
+    );
 
     // And the server still serves.
     assert_eq!(
@@ -221,9 +242,9 @@ where
         let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
         if n % 2 == 0 {
             let name = call.name().to_owned();
-            return Box::pin(async move {
-                Err(format!("call {n} to {name} is one too many").into())
-            });
+            return Box::pin(
+                async move { Err(format!("call {n} to {name} is one too many").into()) },
+            );
         }
         Box::pin(self.inner.call(call))
     }
@@ -241,7 +262,10 @@ async fn a_layer_that_refuses_every_second_call_is_answered_and_recorded() {
         // Not granted: refused before any layer sees it.
         .tool(
             tool("guarded")
-                .requires(typed_mcp::Capability::new("pipeline.guarded", "A guarded tool."))
+                .requires(typed_mcp::Capability::new(
+                    "pipeline.guarded",
+                    "A guarded tool.",
+                ))
                 .handler(|_a, _c| async { Ok(CallToolResult::text("guarded")) }),
         )
     });
@@ -260,11 +284,17 @@ async fn a_layer_that_refuses_every_second_call_is_answered_and_recorded() {
     }
     assert_eq!(
         answers,
-        ["served", "refused", "served", "refused", "served", "refused"]
+        [
+            "served", "refused", "served", "refused", "served", "refused"
+        ]
     );
     let guarded = client.call_tool("guarded", json!({})).await;
     assert_eq!(guarded.result()["isError"], json!(true));
-    assert_eq!(seen.load(Ordering::SeqCst), 6, "the ungranted call never reached the layer");
+    assert_eq!(
+        seen.load(Ordering::SeqCst),
+        6,
+        "the ungranted call never reached the layer"
+    );
     let kinds: Vec<&str> = receipts.take().iter().map(|r| r.outcome.kind()).collect();
     assert_eq!(
         kinds,
@@ -283,17 +313,22 @@ async fn a_layer_that_refuses_every_second_call_is_answered_and_recorded() {
 #[tokio::test]
 async fn a_layer_can_answer_with_its_own_json_rpc_error() {
     let (server, _receipts) = build(Arc::default(), |b| {
-        b.layer(tower::layer::layer_fn(|_inner: typed_mcp::middleware::HandlerService| {
-            tower::service_fn(|_call: HandlerCall| async {
-                Err::<HandlerDone, BoxError>(Box::new(RpcError::overloaded("slow down", 250)))
-            })
-        }))
+        b.layer(tower::layer::layer_fn(
+            |_inner: typed_mcp::middleware::HandlerService| {
+                tower::service_fn(|_call: HandlerCall| async {
+                    Err::<HandlerDone, BoxError>(Box::new(RpcError::overloaded("slow down", 250)))
+                })
+            },
+        ))
     });
     let client = TestClient::new(server);
     let response = client.get_prompt("greet", json!({"name": "ada"})).await;
     assert_eq!(response.error_code(), Some(-31002));
     assert_eq!(response.reply_status(), Some(503));
-    assert_eq!(response.error().unwrap()["data"]["retryAfterMs"], json!(250));
+    assert_eq!(
+        response.error().unwrap()["data"]["retryAfterMs"],
+        json!(250)
+    );
 }
 
 #[tokio::test]
@@ -307,11 +342,16 @@ async fn draining_cancels_what_outlives_the_deadline_with_its_receipt() {
         json!({"name": "hang", "arguments": {}}),
     ))
     .unwrap();
-    connection.accept(&message, Inbound::default(), &outbox).await;
+    connection
+        .accept(&message, Inbound::default(), &outbox)
+        .await;
     drop(outbox);
     connection.drain_within(Duration::from_millis(50)).await;
     assert_eq!(connection.in_flight(), 0);
-    assert!(inbox.recv().await.is_none(), "a cancelled call is never answered");
+    assert!(
+        inbox.recv().await.is_none(),
+        "a cancelled call is never answered"
+    );
     assert_eq!(receipts.take()[0].outcome, Outcome::Cancelled);
 }
 
@@ -349,7 +389,9 @@ async fn a_transport_can_be_written_against_the_transport_module_alone() {
         });
         let mut lines = BufReader::new(server_read).lines();
         while let Some(line) = lines.next_line().await.unwrap() {
-            connection.accept(line.as_bytes(), Inbound::default(), &outbox).await;
+            connection
+                .accept(line.as_bytes(), Inbound::default(), &outbox)
+                .await;
         }
         connection.drain().await;
         outbox.end();
@@ -377,7 +419,11 @@ async fn a_transport_can_be_written_against_the_transport_module_alone() {
     }
     // End of input: the transport drains and its writer stops.
     client_write.shutdown().await.unwrap();
-    assert_eq!(received.len(), 4, "three progress notifications, then the reply");
+    assert_eq!(
+        received.len(),
+        4,
+        "three progress notifications, then the reply"
+    );
     assert_eq!(received[2]["params"]["progress"], json!(3.0));
     assert_eq!(received[3]["result"]["content"][0]["text"], "stepped");
     let kinds = transport.await.unwrap();
