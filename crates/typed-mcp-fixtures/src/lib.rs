@@ -7,7 +7,8 @@
 //! the stdio transport on the wire: framing, size and depth limits, the fd-1
 //! redirect, the concurrency limit, panics, cancellation, shutdown on end of
 //! input and its drain deadline, the redaction of secrets from panic reports,
-//! and bounded memory under floods (shed calls, slow readers, large calls). This library part only builds the request lines those tests send.
+//! and bounded memory under floods (shed calls, slow readers, large calls).
+//! This library part only builds the request lines those tests send.
 
 use serde_json::{Value, json};
 
