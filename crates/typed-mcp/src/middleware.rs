@@ -56,7 +56,7 @@
 use std::any::Any;
 
 use futures_util::future::BoxFuture;
-use tower::util::BoxCloneSyncService;
+use tower::util::BoxCloneService;
 use typed_mcp_core::RequestId;
 
 use crate::context::{Principal, ToolContext};
@@ -65,7 +65,7 @@ use crate::context::{Principal, ToolContext};
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The service a layer wraps: the rest of the handler stage, type-erased.
-pub type HandlerService = BoxCloneSyncService<HandlerCall, HandlerDone, BoxError>;
+pub type HandlerService = BoxCloneService<HandlerCall, HandlerDone, BoxError>;
 
 /// One call entering the handler stage: what is called and by whom. Passing
 /// it to the inner service runs the handler.
@@ -151,7 +151,7 @@ impl HandlerDone {
 
 /// The innermost service: runs the handler.
 pub(crate) fn handler_service() -> HandlerService {
-    BoxCloneSyncService::new(tower::service_fn(|call: HandlerCall| async move {
+    BoxCloneService::new(tower::service_fn(|call: HandlerCall| async move {
         Ok::<_, BoxError>(call.run.await)
     }))
 }

@@ -220,8 +220,7 @@ impl ServerBuilder {
     pub fn layer<L>(mut self, layer: L) -> Self
     where
         L: tower::Layer<HandlerService> + Send + 'static,
-        L::Service:
-            tower::Service<HandlerCall, Response = HandlerDone> + Clone + Send + Sync + 'static,
+        L::Service: tower::Service<HandlerCall, Response = HandlerDone> + Clone + Send + 'static,
         <L::Service as tower::Service<HandlerCall>>::Error: Into<BoxError>,
         <L::Service as tower::Service<HandlerCall>>::Future: Send + 'static,
     {
@@ -441,14 +440,16 @@ impl ServerBuilder {
             prompt_entries,
         )
         .map_err(BuildError::Catalog)?;
-        let layers = (!self.layers.is_empty()).then(|| {
-            self.layers
-                .into_iter()
-                .rev()
-                .fold(crate::middleware::handler_service(), |inner, layer| {
-                    layer(inner)
-                })
-        });
+        let layers = (!self.layers.is_empty())
+            .then(|| {
+                self.layers
+                    .into_iter()
+                    .rev()
+                    .fold(crate::middleware::handler_service(), |inner, layer| {
+                        layer(inner)
+                    })
+            })
+            .map(std::sync::Mutex::new);
         Ok(Server {
             inner: Arc::new(Inner {
                 admission: Admission::new(
@@ -569,8 +570,10 @@ pub(crate) struct Inner {
     drain_timeout: Duration,
     /// Resources, prompts and completers (tools keep theirs in `ToolSlot`).
     pub(crate) default_timeout: Option<Duration>,
-    /// The application's layers around the handler stage, when it has any.
-    pub(crate) layers: Option<HandlerService>,
+    /// The application's layers around the handler stage, when it has any
+    /// (behind a lock because tower services need not be `Sync`; each call
+    /// clones the service, then runs it outside the lock).
+    pub(crate) layers: Option<std::sync::Mutex<HandlerService>>,
 }
 
 /// A built, validated MCP server. Cheap to clone; every clone serves the same

@@ -208,13 +208,14 @@ impl Server {
             match &self.inner.layers {
                 None => run.await.map_err(Stopped::Panicked),
                 Some(service) => {
+                    let service = service.lock().unwrap_or_else(|e| e.into_inner()).clone();
                     let call = HandlerCall::new(
                         method,
                         name,
                         ctx.clone(),
                         Box::pin(async move { HandlerDone::new(run.await) }),
                     );
-                    match service.clone().oneshot(call).await {
+                    match service.oneshot(call).await {
                         Ok(done) => match done.into_inner::<Result<O, String>>() {
                             Some(result) => result.map_err(Stopped::Panicked),
                             None => Err(Stopped::Refused(

@@ -432,3 +432,37 @@ async fn a_transport_can_be_written_against_the_transport_module_alone() {
         ["notification", "notification", "notification", "reply"]
     );
 }
+
+#[tokio::test]
+async fn towers_own_middleware_fits_the_seam() {
+    // A concurrency limit of one: the second call waits for the first.
+    let gate = Arc::new(Gate::default());
+    let (server, receipts) = build(gate.clone(), |b| {
+        b.layer(tower::limit::ConcurrencyLimitLayer::new(1))
+    });
+    let client = Arc::new(TestClient::new(server));
+    let first = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("wait", json!({})).await }
+    });
+    gate.started.notified().await;
+    let second = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("plain", json!({})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !second.is_finished(),
+        "the layer holds the second call back"
+    );
+    gate.release.notify_one();
+    assert_eq!(
+        first.await.unwrap().result()["content"][0]["text"],
+        "released"
+    );
+    assert_eq!(
+        second.await.unwrap().result()["content"][0]["text"],
+        "plain"
+    );
+    assert_eq!(receipts.take().len(), 2);
+}
