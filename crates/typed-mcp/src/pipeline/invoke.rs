@@ -110,7 +110,7 @@ impl Server {
         }
         let mut outcome = None;
         let reply = match self
-            .invoke_target(id, target, request_state, ctx, &slot, &mut outcome)
+            .invoke_target(id, target, request_state, ctx, slot, &mut outcome)
             .await
         {
             Ok(body) => Reply::new(body, 200),
@@ -160,7 +160,7 @@ impl Server {
         target: Target,
         request_state: Option<String>,
         ctx: ToolContext,
-        slot: &Slot,
+        slot: Slot,
         outcome: &mut Option<Outcome>,
     ) -> Result<Vec<u8>, RpcError> {
         let catalog = self.catalog();

@@ -64,9 +64,10 @@ use crate::secret::Redactor;
 use crate::server::Server;
 use crate::transport::{Accepted, Connection, Message, Outbox, Reply, Running};
 
-/// A handler slot, shared by the call's task and (for a blocking handler)
-/// its thread: the slot frees when both are done.
-pub(crate) type Slot = Option<Arc<OwnedSemaphorePermit>>;
+/// A handler slot, held by the call's task, or for a blocking handler by its
+/// thread (so a call dropped at its deadline keeps the slot until the thread
+/// returns). `None` for a subscription.
+pub(crate) type Slot = Option<OwnedSemaphorePermit>;
 
 /// How the handler stage ended without the handler's value.
 pub(crate) enum Stopped {
@@ -195,7 +196,7 @@ impl Server {
         handler: &Handler<I, O>,
         input: I,
         ctx: &ToolContext,
-        slot: &Slot,
+        slot: Slot,
         timeout: Option<Duration>,
         method: &'static str,
         name: &str,
@@ -203,7 +204,13 @@ impl Server {
         if let Some(limit) = timeout {
             ctx.set_deadline(tokio::time::Instant::now() + limit);
         }
-        let run = run_handler(handler.clone(), input, ctx.clone(), slot.clone());
+        let run = run_handler(handler.clone(), input, ctx.clone(), slot);
+        // The common case — no layers, no deadline — awaits the handler
+        // directly; the rest is boxed so that it does not grow every call's
+        // future (and every spawn's copy of it).
+        if self.inner.layers.is_none() && timeout.is_none() {
+            return run.await.map_err(Stopped::Panicked);
+        }
         let layered = async {
             match &self.inner.layers {
                 None => run.await.map_err(Stopped::Panicked),
@@ -227,12 +234,15 @@ impl Server {
                 }
             }
         };
-        match timeout {
-            Some(limit) => tokio::time::timeout(limit, layered)
-                .await
-                .unwrap_or(Err(Stopped::TimedOut(limit))),
-            None => layered.await,
-        }
+        let bounded = async move {
+            match timeout {
+                Some(limit) => tokio::time::timeout(limit, layered)
+                    .await
+                    .unwrap_or(Err(Stopped::TimedOut(limit))),
+                None => layered.await,
+            }
+        };
+        Box::pin(bounded).await
     }
 }
 
@@ -369,7 +379,7 @@ impl Connection {
                 let slot = if listen {
                     None
                 } else {
-                    Some(Arc::new(server.acquire_slot().await))
+                    Some(server.acquire_slot().await)
                 };
                 let Call {
                     id,
@@ -472,6 +482,8 @@ async fn run_handler<I: Send + 'static, O: Send + 'static>(
     {
         match handler {
             Handler::Async(f) => {
+                // Held until the handler's future is done or dropped.
+                let _slot = slot;
                 let scoped = ctx.clone();
                 // Code a handler runs before its first await sees the context too.
                 let future = std::panic::catch_unwind(AssertUnwindSafe(move || {

@@ -32,14 +32,13 @@ impl ThreadReader {
         std::thread::Builder::new()
             .name("typed-mcp-stdin".into())
             .spawn(move || {
+                // One buffer for every read; each chunk sent is only as large
+                // as what the read returned.
+                let mut buffer = vec![0; CHUNK];
                 loop {
-                    let mut chunk = vec![0; CHUNK];
-                    let sent = match input.read(&mut chunk) {
+                    let sent = match input.read(&mut buffer) {
                         Ok(0) => break,
-                        Ok(n) => {
-                            chunk.truncate(n);
-                            tx.blocking_send(Ok(chunk))
-                        }
+                        Ok(n) => tx.blocking_send(Ok(buffer[..n].to_vec())),
                         Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                         Err(e) => {
                             let _ = tx.blocking_send(Err(e));

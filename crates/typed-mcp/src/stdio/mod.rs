@@ -89,10 +89,12 @@ impl Server {
             .spawn(move || write_loop(output, inbox))?;
         let connection = Connection::new(self);
         let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input), max);
+        // One waiter on the shutdown for the whole stream, not one per line.
+        let mut stop = std::pin::pin!(shutdown.wait());
         let read_result = loop {
             let frame = tokio::select! {
                 biased;
-                () = shutdown.triggered() => break Ok(()),
+                () = &mut stop => break Ok(()),
                 frame = lines.next() => frame,
             };
             let frame = match frame {
