@@ -157,7 +157,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
                 .enable_all()
                 .build()?;
             let served = runtime.block_on(async {
-                let shutdown = on_signal()?;
+                let shutdown = Shutdown::on_terminate()?;
                 eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 on stdin/stdout");
                 server.serve_stdio_until(shutdown).await
             });
@@ -177,7 +177,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(address).await?;
     let local = listener.local_addr()?;
-    let shutdown = on_signal()?;
+    let shutdown = Shutdown::on_terminate()?;
     // Refuses a non-loopback address: this example has no authentication.
     let mcp = HttpServer::new(server, local)
         .shutdown(shutdown.clone())
@@ -188,27 +188,4 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn s
         .with_graceful_shutdown(shutdown.wait())
         .await?;
     Ok(())
-}
-
-/// A shutdown triggered by Ctrl-C or (on unix) SIGTERM. SIGTERM's handler is
-/// installed before this returns, so a SIGTERM sent once the server says it
-/// is serving drains it rather than killing it.
-fn on_signal() -> std::io::Result<Shutdown> {
-    #[cfg(unix)]
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    Ok(Shutdown::on(async move {
-        // Without a Ctrl-C handler, wait for SIGTERM alone (not stop at once).
-        let ctrl_c = async {
-            if tokio::signal::ctrl_c().await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        };
-        #[cfg(unix)]
-        tokio::select! {
-            () = ctrl_c => {}
-            _ = term.recv() => {}
-        }
-        #[cfg(not(unix))]
-        ctrl_c.await;
-    }))
 }

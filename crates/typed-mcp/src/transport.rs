@@ -398,6 +398,32 @@ impl Shutdown {
         shutdown
     }
 
+    /// A shutdown triggered by Ctrl-C or, on unix, SIGTERM (feature
+    /// `signal`). Both handlers are installed before this returns, so a
+    /// SIGTERM sent once the server says it serves drains it rather than
+    /// killing it. Must be called from within a tokio runtime.
+    #[cfg(feature = "signal")]
+    pub fn on_terminate() -> std::io::Result<Self> {
+        #[cfg(unix)]
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        Ok(Shutdown::on(async move {
+            // Where no Ctrl-C handler can be installed, wait for SIGTERM alone
+            // rather than stopping at once.
+            let ctrl_c = async {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            };
+            #[cfg(unix)]
+            tokio::select! {
+                () = ctrl_c => {}
+                _ = term.recv() => {}
+            }
+            #[cfg(not(unix))]
+            ctrl_c.await;
+        }))
+    }
+
     /// Triggers the shutdown.
     pub fn trigger(&self) {
         self.token.cancel();
