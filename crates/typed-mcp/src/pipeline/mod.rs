@@ -183,8 +183,14 @@ impl Server {
                 None => Outcome::Completed,
             });
         }
+        // The router may echo what the request named (an unknown tool, a
+        // URI): it leaves by the same redacting exit as every other reply.
+        let body = match self.redactor().redact_json(&answer.body) {
+            std::borrow::Cow::Owned(redacted) => redacted,
+            std::borrow::Cow::Borrowed(_) => answer.body,
+        };
         outbox
-            .send(Message::Reply(Reply::new(answer.body, answer.http_status)))
+            .send(Message::Reply(Reply::new(body, answer.http_status)))
             .await;
     }
 

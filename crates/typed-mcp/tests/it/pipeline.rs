@@ -466,3 +466,15 @@ async fn towers_own_middleware_fits_the_seam() {
     );
     assert_eq!(receipts.take().len(), 2);
 }
+
+#[tokio::test]
+async fn what_the_router_echoes_leaves_redacted_too() {
+    const KEY: &str = "sk-live-0123456789abcdefghij";
+    let (server, _receipts) = build(Arc::default(), |b| b.secret_values([KEY]));
+    let client = TestClient::new(server);
+    let unknown = client.call_tool(KEY, json!({})).await;
+    assert_eq!(unknown.error_code(), Some(-32602));
+    let text = serde_json::to_string(&unknown.messages).unwrap();
+    assert!(!text.contains(KEY), "{text}");
+    assert!(text.contains("[REDACTED]"), "{text}");
+}
