@@ -27,7 +27,7 @@ use typed_mcp_core::catalog::{
 };
 use typed_mcp_core::guard::depth_exceeds;
 use typed_mcp_core::router::{Decision, Facts, Router};
-use typed_mcp_core::wire::Implementation;
+use typed_mcp_core::wire::{CacheHint, Implementation};
 use typed_mcp_core::Limits;
 
 fn router() -> &'static Router {
@@ -64,7 +64,7 @@ fn router() -> &'static Router {
                 "uri": "test://static/readme", "name": "readme", "description": "A static text."
             }))
             .expect("resource"),
-            cache: Default::default(),
+            cache: CacheHint::PRIVATE_NOW,
         };
         let template = |uri: &str, name: &str, parameter: &str| TemplateEntry {
             template: serde_json::from_value(json!({
@@ -75,7 +75,7 @@ fn router() -> &'static Router {
                 name: parameter.into(),
                 description: Some("The parameter.".into()),
             }],
-            cache: Default::default(),
+            cache: CacheHint::PRIVATE_NOW,
             completable: true,
         };
         let greet = PromptEntry {
