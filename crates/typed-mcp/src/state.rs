@@ -89,6 +89,8 @@ impl StateBinding<'_> {
             hasher.update((part.len() as u64).to_be_bytes());
             hasher.update(part.as_bytes());
         }
+        // No principal and an empty principal id are different callers.
+        hasher.update([u8::from(self.principal.is_some())]);
         if let Some(arguments) = self.arguments {
             canonical_object(arguments, &mut hasher);
         }
@@ -300,6 +302,12 @@ mod tests {
         );
         assert_eq!(
             keys.open(&token, &as_user(Some("bob")), now),
+            Err(StateError::Invalid)
+        );
+        // An anonymous caller's state does not open for an empty principal id.
+        let anonymous = keys.seal("s", &as_user(None), now, Duration::from_secs(60));
+        assert_eq!(
+            keys.open(&anonymous, &as_user(Some("")), now),
             Err(StateError::Invalid)
         );
         assert_eq!(
