@@ -380,11 +380,11 @@ fn json_reply(reply: Next) -> Response {
         Message::Reply(r) => (r.http_status, r.retry_after),
         Message::Notification(_) => (500, None),
     };
+    // The pipeline gives every overload its delay; a 503 without one still
+    // tells the client when to come back.
     let retry_after = match retry_after {
         Some(after) => Some(after),
-        None if code == 503 => {
-            Some(retry_after_ms(reply.message().body()).unwrap_or(Duration::from_secs(1)))
-        }
+        None if code == 503 => Some(Duration::from_secs(1)),
         None => None,
     };
     let mut response = json(status(code), reply.into_bytes());
@@ -394,14 +394,6 @@ fn json_reply(reply: Next) -> Response {
             .insert(RETRY_AFTER, HeaderValue::from(retry_after_seconds(after)));
     }
     response
-}
-
-/// The `data.retryAfterMs` of a JSON-RPC error body (an error is small, so
-/// parsing it again is cheap).
-fn retry_after_ms(body: &[u8]) -> Option<Duration> {
-    let error: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let ms = error.pointer("/error/data/retryAfterMs")?.as_u64()?;
-    Some(Duration::from_millis(ms))
 }
 
 /// `Retry-After` counts whole seconds: round up, so a client never retries
@@ -478,15 +470,6 @@ mod tests {
         assert_eq!(retry_after_seconds(Duration::from_millis(1000)), 1);
         assert_eq!(retry_after_seconds(Duration::from_millis(1001)), 2);
         assert_eq!(retry_after_seconds(Duration::from_millis(2500)), 3);
-    }
-
-    #[test]
-    fn retry_after_ms_is_read_from_an_error_body() {
-        let body = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-31002,"message":"busy","data":{"retryAfterMs":2500}}}"#;
-        assert_eq!(retry_after_ms(body), Some(Duration::from_millis(2500)));
-        let without = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-31002,"message":"busy"}}"#;
-        assert_eq!(retry_after_ms(without), None);
-        assert_eq!(retry_after_ms(b"not json"), None);
     }
 
     #[test]
