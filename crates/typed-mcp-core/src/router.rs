@@ -402,17 +402,22 @@ impl Router {
             ));
         }
         // JSON text is UTF-8. serde_json checks it only in strings it decodes,
-        // not in the value of a member it skips, so check the whole message.
-        if let Err(e) = std::str::from_utf8(message) {
-            return Decision::Answer(Answer::protocol_error(
-                None,
-                RpcError::parse_error(format!("invalid JSON: invalid UTF-8 ({e})")),
-            ));
-        }
+        // not in the value of a member it skips, so check the whole message
+        // once — and parse it as `str`, which spares serde_json checking every
+        // string again.
+        let text = match std::str::from_utf8(message) {
+            Ok(text) => text,
+            Err(e) => {
+                return Decision::Answer(Answer::protocol_error(
+                    None,
+                    RpcError::parse_error(format!("invalid JSON: invalid UTF-8 ({e})")),
+                ));
+            }
+        };
         let first = message.iter().find(|b| !b.is_ascii_whitespace());
         if first != Some(&b'{') {
             // Not an object: a batch, a scalar, or not JSON at all.
-            let error = match serde_json::from_slice::<serde::de::IgnoredAny>(message) {
+            let error = match serde_json::from_str::<serde::de::IgnoredAny>(text) {
                 Ok(_) => RpcError::invalid_request(
                     "expected one JSON-RPC request or notification object (batches are not part of MCP)",
                 ),
@@ -420,7 +425,7 @@ impl Router {
             };
             return Decision::Answer(Answer::protocol_error(None, error));
         }
-        let mut de = serde_json::Deserializer::from_slice(message);
+        let mut de = serde_json::Deserializer::from_str(text);
         // The depth scan above bounds recursion, so serde_json's own fixed limit
         // of 128 is lifted to honour a configured `max_depth`.
         de.disable_recursion_limit();
