@@ -161,7 +161,7 @@ impl Endpoint {
             // Answered at once: the reply is already queued.
             _ => {
                 return match inbox.recv().await {
-                    Some(out) if out.is_reply() => immediate(Next::Held(out), accepts),
+                    Some(out) if out.is_reply() => immediate(out, accepts),
                     _ => internal("the request was answered with nothing"),
                 };
             }
@@ -248,7 +248,7 @@ struct RunningCall {
 impl RunningCall {
     /// The next message, or `None` after the final one (or if the call ended
     /// without one).
-    async fn next(&mut self) -> Option<Next> {
+    async fn next(&mut self) -> Option<Outgoing> {
         if !self.armed {
             return None;
         }
@@ -259,13 +259,13 @@ impl RunningCall {
                 // receipt says so) and the client told to retry elsewhere.
                 self.armed = false;
                 self.connection.cancel(&self.id);
-                return Some(Next::Own(Message::Reply(shutting_down(&self.id))));
+                return Some(Message::Reply(shutting_down(&self.id)).into());
             }
         };
         if out.is_reply() {
             self.armed = false;
         }
-        Some(Next::Held(out))
+        Some(out)
     }
 }
 
@@ -277,35 +277,10 @@ impl Drop for RunningCall {
     }
 }
 
-/// A message for the client: one from the server, which keeps its room in
-/// the outbox and (for a reply) the request's room in the server's byte budget
-/// until hyper has written it, or one of the endpoint's own.
-enum Next {
-    Held(Outgoing),
-    Own(Message),
-}
-
-impl Next {
-    fn message(&self) -> &Message {
-        match self {
-            Next::Held(out) => out.message(),
-            Next::Own(message) => message,
-        }
-    }
-
-    fn is_reply(&self) -> bool {
-        matches!(self.message(), Message::Reply(_))
-    }
-
-    /// The message's JSON text, without a copy: a held message gives its
-    /// room back when these bytes are dropped, once written to the socket.
-    fn into_bytes(self) -> Bytes {
-        match self {
-            Next::Held(out) => Bytes::from_owner(Written(out)),
-            Next::Own(Message::Notification(body)) => Bytes::from(body),
-            Next::Own(Message::Reply(reply)) => Bytes::from(reply.body),
-        }
-    }
+/// The message's JSON text, without a copy: a message the server queued
+/// gives its room back when these bytes are dropped, once written.
+fn into_bytes(out: Outgoing) -> Bytes {
+    Bytes::from_owner(Written(out))
 }
 
 /// An [`Outgoing`] as the bytes of a response body.
@@ -319,10 +294,10 @@ impl AsRef<[u8]> for Written {
 
 /// The reply of a call cancelled by a shutdown.
 fn shutting_down(id: &RequestId) -> Reply {
-    let error = RpcError::overloaded("the server is shutting down; retry later", 1000);
-    let mut reply = Reply::new(encode::error(Some(id), &error), 503);
-    reply.retry_after = Some(Duration::from_secs(1));
-    reply
+    Reply::error(
+        Some(id),
+        &RpcError::overloaded("the server is shutting down; retry later", 1000),
+    )
 }
 
 /// An SSE response carrying every message of the call, each as one `data:`
@@ -363,7 +338,7 @@ fn event_stream(body: Body) -> Response {
 /// A reply answered at once: JSON, or one SSE event when the client accepts
 /// only `text/event-stream` and the reply is a success (errors are always
 /// JSON, as clients read error statuses' bodies as JSON).
-fn immediate(reply: Next, accepts: Accepts) -> Response {
+fn immediate(reply: Outgoing, accepts: Accepts) -> Response {
     let ok = matches!(reply.message(), Message::Reply(r) if r.http_status == 200);
     if ok && !accepts.json {
         return event_stream(Body::from(sse_event(reply.message().body())));
@@ -372,10 +347,8 @@ fn immediate(reply: Next, accepts: Accepts) -> Response {
 }
 
 /// A reply as a JSON response, with `Retry-After` when it has one; a `503`
-/// always has one, as MCP asks of an overloaded server: the error's
-/// `data.retryAfterMs` when the reply carries no delay of its own (a layer's
-/// `RpcError::overloaded` reaches us so), else 1 second.
-fn json_reply(reply: Next) -> Response {
+/// always has one.
+fn json_reply(reply: Outgoing) -> Response {
     let (code, retry_after) = match reply.message() {
         Message::Reply(r) => (r.http_status, r.retry_after),
         Message::Notification(_) => (500, None),
@@ -387,7 +360,7 @@ fn json_reply(reply: Next) -> Response {
         None if code == 503 => Some(Duration::from_secs(1)),
         None => None,
     };
-    let mut response = json(status(code), reply.into_bytes());
+    let mut response = json(status(code), into_bytes(reply));
     if let Some(after) = retry_after {
         response
             .headers_mut()

@@ -450,7 +450,7 @@ impl ServerBuilder {
                     })
             })
             .map(std::sync::Mutex::new);
-        Ok(Server {
+        let server = Server {
             inner: Arc::new(Inner {
                 admission: Admission::new(
                     self.max_pending,
@@ -476,7 +476,11 @@ impl ServerBuilder {
                 views: Default::default(),
                 redactor,
             }),
-        })
+        };
+        // Once per server, not per connection: panics while it serves never
+        // print its secrets.
+        crate::pipeline::install_panic_hook(&server);
+        Ok(server)
     }
 
     /// Every capability the declarations name, by name; two different

@@ -69,7 +69,7 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use typed_mcp_core::router::Headers;
-use typed_mcp_core::{Decision, Dropped, Facts, RequestId};
+use typed_mcp_core::{Decision, Dropped, Facts, RequestId, RpcError, code, encode};
 
 use crate::context::Principal;
 use crate::server::Server;
@@ -126,6 +126,23 @@ impl Reply {
             retry_after: None,
         }
     }
+
+    /// The reply carrying `error`, with the HTTP status the protocol gives
+    /// it, and for an overload (`-31002`) the delay its `data.retryAfterMs`
+    /// names (one second when it names none).
+    pub fn error(id: Option<&RequestId>, error: &RpcError) -> Self {
+        let mut reply = Reply::new(encode::error(id, error), error.http_status());
+        if error.code == code::SERVER_OVERLOADED {
+            let ms = error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("retryAfterMs"))
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(1000);
+            reply.retry_after = Some(Duration::from_millis(ms));
+        }
+        reply
+    }
 }
 
 /// A [`Message`] taken from an [`Inbox`]. It holds its room in the outbox
@@ -136,6 +153,17 @@ pub struct Outgoing {
     message: Message,
     _room: Option<OwnedSemaphorePermit>,
     _request: Option<OwnedSemaphorePermit>,
+}
+
+impl From<Message> for Outgoing {
+    /// A message of the transport's own (it holds no room).
+    fn from(message: Message) -> Self {
+        Outgoing {
+            message,
+            _room: None,
+            _request: None,
+        }
+    }
 }
 
 impl Outgoing {
@@ -482,7 +510,6 @@ impl std::fmt::Debug for Connection {
 impl Connection {
     /// A connection to this server.
     pub fn new(server: Server) -> Self {
-        crate::pipeline::install_panic_hook(&server);
         Connection {
             server,
             in_flight: Arc::default(),

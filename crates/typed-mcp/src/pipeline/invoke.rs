@@ -116,7 +116,7 @@ impl Server {
             Ok(body) => Reply::new(body, 200),
             Err(e) => {
                 outcome.get_or_insert(Outcome::Error { code: e.code });
-                super::error_reply(id, &e)
+                Reply::error(Some(id), &e)
             }
         };
         record.finish(outcome.unwrap_or(Outcome::Completed));

@@ -51,7 +51,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 use tracing::Instrument as _;
-use typed_mcp_core::{Answer, Call, RequestId, RpcError, Target, code, encode};
+use typed_mcp_core::{Answer, Call, RequestId, RpcError, Target, code};
 
 pub(crate) use record::CallRecord;
 pub use record::{CAPABILITY_NOT_GRANTED, MISSING_CAPABILITIES_META_KEY};
@@ -159,15 +159,6 @@ impl Server {
         (before < admission.max_pending).then_some(pending)
     }
 
-    /// The reply of a shed call.
-    fn overloaded(&self, id: &RequestId, why: &str) -> Reply {
-        let error = RpcError::overloaded(
-            format!("the server is overloaded ({why}); retry later"),
-            1000,
-        );
-        error_reply(id, &error)
-    }
-
     /// Records a request the router answered (its span, and its receipt when
     /// it named a declaration), then queues the answer.
     pub(crate) async fn answered(
@@ -250,22 +241,6 @@ impl Server {
         };
         Box::pin(bounded).await
     }
-}
-
-/// The reply carrying `error`, with its HTTP status, and for an overload the
-/// delay its `data.retryAfterMs` names (HTTP `Retry-After`).
-pub(crate) fn error_reply(id: &RequestId, error: &RpcError) -> Reply {
-    let mut reply = Reply::new(encode::error(Some(id), error), error.http_status());
-    if error.code == code::SERVER_OVERLOADED {
-        let ms = error
-            .data
-            .as_ref()
-            .and_then(|d| d.get("retryAfterMs"))
-            .and_then(serde_json::Value::as_u64)
-            .unwrap_or(1000);
-        reply.retry_after = Some(Duration::from_millis(ms));
-    }
-    reply
 }
 
 /// The JSON-RPC error of a call a layer refused: the layer's own
@@ -449,14 +424,8 @@ impl Connection {
         let error = RpcError::invalid_request(format!(
             "request id {id} is already in use by a request in flight"
         ));
-        record.finish(Outcome::Error { code: error.code });
-        outbox
-            .send(Message::Reply(Reply::new(
-                encode::error(Some(id), &error),
-                400,
-            )))
-            .await;
-        Accepted::Answered { http_status: 400 }
+        let outcome = Outcome::Error { code: error.code };
+        refuse(id, record, outcome, &error, outbox).await
     }
 
     /// Answers a call the server has no room for, with its receipt.
@@ -468,12 +437,27 @@ impl Connection {
         outbox: &Outbox,
     ) -> Accepted {
         tracing::debug!(request_id = %id, why, "shed a call: the server is overloaded");
-        record.finish(Outcome::Overloaded);
-        let reply = self.server.overloaded(id, why);
-        let http_status = reply.http_status;
-        outbox.send(Message::Reply(reply)).await;
-        Accepted::Answered { http_status }
+        let error = RpcError::overloaded(
+            format!("the server is overloaded ({why}); retry later"),
+            1000,
+        );
+        refuse(id, record, Outcome::Overloaded, &error, outbox).await
     }
+}
+
+/// Answers a call with `error` before it runs, recording `outcome`.
+async fn refuse(
+    id: &RequestId,
+    record: CallRecord,
+    outcome: Outcome,
+    error: &RpcError,
+    outbox: &Outbox,
+) -> Accepted {
+    record.finish(outcome);
+    let reply = Reply::error(Some(id), error);
+    let http_status = reply.http_status;
+    outbox.send(Message::Reply(reply)).await;
+    Accepted::Answered { http_status }
 }
 
 /// Runs a handler, async or blocking, inside its context; a panic becomes
@@ -535,9 +519,9 @@ static PANIC_REDACTORS: Mutex<Vec<Redactor>> = Mutex::new(Vec::new());
 /// builds servers in a loop must not grow the list without bound).
 const MAX_PANIC_REDACTORS: usize = 64;
 
-/// Installs, once per process, a panic hook that never prints a registered
-/// secret: a panic whose message holds none goes to the previous hook as
-/// before; one that holds a secret is printed redacted instead.
+/// Registers a built server's secrets with the process's panic hook, which is
+/// installed once: a panic whose message holds no registered secret goes to
+/// the previous hook as before; one that holds one is printed redacted.
 pub(crate) fn install_panic_hook(server: &Server) {
     static INSTALL: Once = Once::new();
     let redactor = server.redactor();
