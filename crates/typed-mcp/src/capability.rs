@@ -25,6 +25,14 @@ use std::sync::Arc;
 
 use crate::context::Principal;
 
+/// The result `_meta` key listing the capabilities a refused tool call lacked.
+pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilities";
+
+/// The JSON-RPC error code of a refused `resources/read` or `prompts/get`
+/// (their results have no error form). Application-defined, so outside the
+/// range JSON-RPC and MCP reserve; `data.missingCapabilities` lists the names.
+pub const NOT_GRANTED: i32 = -31001;
+
 /// A named authority a declaration needs, declared once by the application:
 ///
 /// ```
