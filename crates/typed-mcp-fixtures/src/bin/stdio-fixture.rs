@@ -133,7 +133,7 @@ fn panic_now() -> ToolDecl {
 fn panic_blocking() -> ToolDecl {
     ToolDecl::builder("panic_blocking")
         .description("Panic inside a blocking handler.")
-        .handler(|_args, _ctx| typed_mcp::blocking(move || boom()))
+        .handler(|_args, _ctx| typed_mcp::blocking(boom))
 }
 
 fn boom() -> Result<CallToolResult, typed_mcp::ToolError> {
@@ -265,7 +265,7 @@ fn panic_with_secret() -> ToolDecl {
 fn panic_with_secret_blocking() -> ToolDecl {
     ToolDecl::builder("panic_with_secret_blocking")
         .description("Panic in a blocking handler with a message holding the --secret value.")
-        .handler(|_args, _ctx| typed_mcp::blocking(move || leak_secret()))
+        .handler(|_args, _ctx| typed_mcp::blocking(leak_secret))
 }
 
 fn leak_secret() -> Result<CallToolResult, typed_mcp::ToolError> {

@@ -101,7 +101,7 @@ pub(crate) async fn holding_slot<F: Future>(
 ///     .description("Hash a file.")
 ///     .handler(|args, _ctx| {
 ///         blocking(move || {
-///             let path = args["path"].as_str().unwrap_or_default().to_owned();
+///             let path = args.get("path").and_then(|p| p.as_str()).unwrap_or_default();
 ///             Ok(CallToolResult::text(format!("read {path}")))
 ///         })
 ///     });
