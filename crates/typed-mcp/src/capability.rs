@@ -3,7 +3,7 @@
 //! A model chooses which tool to call, so nothing the model reads — a
 //! description, a hint such as `read_only` — may be what lets a call run. A
 //! declaration states the [`Capability`]s it needs (`#[tool(caps = [DESK_WRITE])]`
-//! or [`ToolBuilder::requires`](crate::ToolBuilder::requires)); the host grants
+//! or [`ToolBuilder::requires`](crate::declare::ToolBuilder::requires)); the host grants
 //! capabilities when it builds the server ([`ServerBuilder::grant`],
 //! [`ServerBuilder::allow`], [`ServerBuilder::grant_policy`]). A call runs only
 //! when every capability its declaration names is granted; otherwise it is

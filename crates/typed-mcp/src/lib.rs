@@ -7,7 +7,7 @@
 //! Write a function, mark it [`#[tool]`](tool) (or [`resource`], [`prompt`]),
 //! and hand it to the [`Server`] builder: the input schema the model reads,
 //! the decoding of its arguments and the encoding of the result all come from
-//! the function's types, so they cannot drift. [`Server::build`] validates
+//! the function's types, so they cannot drift. [`ServerBuilder::build`] validates
 //! every declaration before a message is read ([`BuildError`] names each
 //! fault); the server then runs calls on tokio (a concurrency limit,
 //! cancellation, deadlines, panics contained) over stdio, over HTTP

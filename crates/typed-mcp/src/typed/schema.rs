@@ -49,8 +49,8 @@ impl Transform for IntegerBounds {
 }
 
 /// The draft 2020-12 schema of `T`, as JSON, with integer widths bounded and
-/// secret subschemas marked `writeOnly`, with no `default` or `examples` (see
-/// [`mark_secrets`]).
+/// secret subschemas marked `writeOnly`, with no `default` or `examples`
+/// (a secret's value must not appear in a schema).
 pub fn schema_for<T: JsonSchema>() -> Value {
     let mut schema = SchemaSettings::draft2020_12()
         .with_transform(IntegerBounds)
