@@ -1,6 +1,7 @@
+//! One compile run reports every mistake, of every family, in both declarations.
+
 use typed_mcp::tool;
 
-// One compile run reports every mistake, in both declarations.
 #[tool(nmae = "search", read_only, timeout = "soon")]
 fn search(query: String, limit: u32, filter: &str) -> Vec<String> {
     let _ = (query, limit, filter);
