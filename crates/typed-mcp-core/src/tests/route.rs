@@ -9,9 +9,11 @@
 
 use serde_json::{Value, json};
 
-use crate::catalog::{Catalog, CatalogOptions, PromptEntry, ResourceEntry, ToolEntry};
+use crate::catalog::{
+    Catalog, CatalogOptions, ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry,
+};
 use crate::router::{Decision, Facts, Router, Target};
-use crate::wire::{CacheHint, Implementation, Prompt, Resource, Tool};
+use crate::wire::{CacheHint, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::{Limits, PROTOCOL_VERSION as VERSION, SUPPORTED_VERSIONS};
 
 const README: &str = "test://static/readme";
@@ -29,7 +31,25 @@ enum Fixture {
     ToolsOnly,
     /// `echo` alone with `max_message_bytes` of 1024.
     Small,
+    /// A completable prompt (`with_completer`, argument `lang`) and a
+    /// completable template (`test://template/{id}/data`).
+    Completing,
+    /// A thousand tools (`tool_0000`..), so `tools/list` has pages, and a prompt.
+    Paged,
+    /// [`Fixture::Paged`] with its last tool renamed: its cursors are another
+    /// catalog's.
+    PagedOther,
 }
+
+/// Every fixture, in the order of their discriminants.
+const FIXTURES: [Fixture; 6] = [
+    Fixture::Full,
+    Fixture::ToolsOnly,
+    Fixture::Small,
+    Fixture::Completing,
+    Fixture::Paged,
+    Fixture::PagedOther,
+];
 
 fn tool(descriptor: Value) -> ToolEntry {
     ToolEntry::new(serde_json::from_value::<Tool>(descriptor).expect("a tool descriptor"))
@@ -106,28 +126,93 @@ fn greet() -> PromptEntry {
     }
 }
 
+fn with_completer() -> PromptEntry {
+    PromptEntry {
+        prompt: serde_json::from_value::<Prompt>(json!({
+            "name": "with_completer",
+            "description": "A prompt whose argument completes.",
+            "arguments": [{"name": "lang", "description": "A language.", "required": true}]
+        }))
+        .expect("a prompt descriptor"),
+        argument_schemas: Vec::new(),
+        completable: true,
+    }
+}
+
+fn data_template() -> TemplateEntry {
+    TemplateEntry {
+        template: serde_json::from_value::<ResourceTemplate>(json!({
+            "uriTemplate": "test://template/{id}/data",
+            "name": "data",
+            "description": "Data for an id."
+        }))
+        .expect("a template descriptor"),
+        parameters: vec![ParameterDoc {
+            name: "id".into(),
+            description: Some("The id.".into()),
+        }],
+        cache: CacheHint::PRIVATE_NOW,
+        completable: true,
+    }
+}
+
+/// A thousand tools, `tool_0000`.., the last one spelt `last`.
+fn thousand_tools(last: &str) -> Vec<ToolEntry> {
+    (0..1000)
+        .map(|i| {
+            let name = if i == 999 {
+                last.to_owned()
+            } else {
+                format!("tool_{i:04}")
+            };
+            tool(json!({
+                "name": name,
+                "description": "One of many.",
+                "inputSchema": {"type": "object"}
+            }))
+        })
+        .collect()
+}
+
 fn router(fixture: Fixture) -> Router {
     let options = CatalogOptions::new(Implementation::new("validation-fixture", "0.0.1"));
-    let (tools, resources, prompts, limits) = match fixture {
+    let ((tools, resources, prompts), templates, limits) = match fixture {
         Fixture::Full => (
-            vec![echo(), needs_sampling(), regional()],
-            vec![readme()],
-            vec![greet()],
+            (
+                vec![echo(), needs_sampling(), regional()],
+                vec![readme()],
+                vec![greet()],
+            ),
+            vec![],
             Limits::default(),
         ),
-        Fixture::ToolsOnly => (vec![echo()], vec![], vec![], Limits::default()),
+        Fixture::ToolsOnly => ((vec![echo()], vec![], vec![]), vec![], Limits::default()),
         Fixture::Small => (
-            vec![echo()],
-            vec![],
+            (vec![echo()], vec![], vec![]),
             vec![],
             Limits {
                 max_message_bytes: 1024,
                 ..Limits::default()
             },
         ),
+        Fixture::Completing => (
+            (vec![], vec![], vec![with_completer()]),
+            vec![data_template()],
+            Limits::default(),
+        ),
+        Fixture::Paged => (
+            (thousand_tools("tool_0999"), vec![], vec![greet()]),
+            vec![],
+            Limits::default(),
+        ),
+        Fixture::PagedOther => (
+            (thousand_tools("tool_0999x"), vec![], vec![greet()]),
+            vec![],
+            Limits::default(),
+        ),
     };
     let catalog =
-        Catalog::build(options, tools, resources, vec![], prompts).expect("the fixture builds");
+        Catalog::build(options, tools, resources, templates, prompts).expect("the fixture builds");
     Router::new(catalog, limits)
 }
 
@@ -360,6 +445,7 @@ fn table() -> Vec<Case> {
     param_headers(&mut t);
     retries_and_capabilities(&mut t);
     precedence_and_ids(&mut t);
+    cursors_and_completions(&mut t);
     t.0
 }
 
@@ -1443,6 +1529,89 @@ fn precedence_and_ids(t: &mut Table) {
     }
 }
 
+/// Rung 15 for the list and completion methods.
+fn cursors_and_completions(t: &mut Table) {
+    // invalid_cursors_are_invalid_params (from the runtime's catalog tests)
+    let next_cursor = |fixture: Fixture| -> String {
+        let message = enveloped(json!(0), "tools/list", json!({}));
+        let Decision::Answer(answer) =
+            router(fixture).route(&serde_json::to_vec(&message).unwrap(), &Facts::NONE)
+        else {
+            panic!("tools/list is answered by the router");
+        };
+        let body: Value = serde_json::from_slice(&answer.body).unwrap();
+        body["result"]["nextCursor"]
+            .as_str()
+            .expect("a thousand tools take more than one page")
+            .to_owned()
+    };
+    let tools_cursor = next_cursor(Fixture::Paged);
+    let other_catalogs = next_cursor(Fixture::PagedOther);
+    for (method, cursor) in [
+        ("tools/list", json!("garbage!")),
+        ("tools/list", json!("")),
+        ("tools/list", json!(other_catalogs)),
+        ("prompts/list", json!(tools_cursor)),
+        ("tools/list", json!(5)),
+        ("tools/list", json!({"page": 2})),
+        ("tools/list", json!(true)),
+    ] {
+        t.on(
+            Fixture::Paged,
+            "an invalid cursor",
+            &enveloped(json!(1), method, json!({"cursor": cursor})),
+            None,
+            error(-32602, Some(json!(1)), 200),
+        );
+    }
+    t.on(
+        Fixture::Paged,
+        "a null cursor is the first page",
+        &enveloped(json!(2), "tools/list", json!({"cursor": null})),
+        None,
+        result(json!(2)).with("/tools/0/name", json!("tool_0000")),
+    );
+    t.on(
+        Fixture::Paged,
+        "this catalog's cursor is the second page",
+        &enveloped(json!(3), "tools/list", json!({"cursor": tools_cursor})),
+        None,
+        result(json!(3)).with("/tools/0/name", json!("tool_0100")),
+    );
+
+    // completion_of_an_unknown_target_is_invalid_params (from the runtime's
+    // catalog tests), and the two targets that exist.
+    for params in [
+        json!({"ref": {"type": "ref/prompt", "name": "nope"}, "argument": {"name": "lang", "value": ""}}),
+        json!({"ref": {"type": "ref/prompt", "name": "with_completer"}, "argument": {"name": "nope", "value": ""}}),
+        json!({"ref": {"type": "ref/resource", "uri": "test://nope/{id}"}, "argument": {"name": "id", "value": ""}}),
+        json!({"ref": {"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": {"name": "x", "value": ""}}),
+        json!({"ref": {"type": "ref/other"}, "argument": {"name": "id", "value": ""}}),
+        json!({"ref": {"type": "ref/prompt", "name": "with_completer"}}),
+        json!({"argument": {"name": "lang", "value": ""}}),
+    ] {
+        t.on(
+            Fixture::Completing,
+            "a completion of an unknown target",
+            &enveloped(json!(1), "completion/complete", params),
+            None,
+            error(-32602, Some(json!(1)), 200),
+        );
+    }
+    for params in [
+        json!({"ref": {"type": "ref/prompt", "name": "with_completer"}, "argument": {"name": "lang", "value": "r"}}),
+        json!({"ref": {"type": "ref/resource", "uri": "test://template/{id}/data"}, "argument": {"name": "id", "value": "1"}}),
+    ] {
+        t.on(
+            Fixture::Completing,
+            "a completion of a declared target",
+            &enveloped(json!(2), "completion/complete", params),
+            None,
+            invoke(json!(2), "complete"),
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Running the table
 // ---------------------------------------------------------------------------
@@ -1535,11 +1704,13 @@ fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
 
 #[test]
 fn every_rung_decides_as_the_table_says() {
-    let routers = [
-        router(Fixture::Full),
-        router(Fixture::ToolsOnly),
-        router(Fixture::Small),
-    ];
+    let routers = FIXTURES.map(router);
+    for (index, fixture) in FIXTURES.iter().enumerate() {
+        assert_eq!(
+            *fixture as usize, index,
+            "FIXTURES is in discriminant order"
+        );
+    }
     let cases = table();
     let mut failures = Vec::new();
     for case in &cases {
