@@ -50,6 +50,8 @@
 //! }
 //! ```
 
+#![doc = include_str!("features.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
@@ -64,6 +66,8 @@ mod server;
 pub mod state;
 mod stdio;
 mod subscribe;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod trace;
 pub mod transport;
