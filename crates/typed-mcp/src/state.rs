@@ -19,9 +19,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
-use zeroize::Zeroize as _;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+use zeroize::Zeroize as _;
 
 /// Fills `bytes` from the operating system's random source (keys and nonces).
 /// getrandom directly rather than the AEAD crate's `getrandom` feature, which
