@@ -9,7 +9,7 @@
 //! validates them all before reading a message, the dispatch of calls (async
 //! handlers on tokio, blocking ones off the executor, a concurrency limit,
 //! cancellation, panics contained), the stdio transport and an in-process
-//! [`testing::TestClient`]. The protocol rules themselves live in
+//! `testing::TestClient` (feature `testing`). The protocol rules themselves live in
 //! [`typed_mcp_core`], re-exported here as [`core`].
 //!
 //! Governance: declarations name the [`Capability`]s a call needs and the host
