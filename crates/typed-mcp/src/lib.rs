@@ -94,6 +94,7 @@ pub use typed_mcp_macros::{prompt, prompts, resource, resources, tool, tools};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::typed::answer::Answered;
+    pub use crate::typed::args::{ArgumentCheck, GardeRules, NoRules, Rules};
     pub use crate::typed::output::{
         Contents, Fallible, Optional, Output, OutputShape, Raw, Structured, Unit,
     };

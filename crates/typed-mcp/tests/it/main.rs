@@ -7,6 +7,7 @@
 mod catalog;
 mod governance;
 mod macros;
+mod models;
 mod pipeline;
 mod runtime;
 mod schema;
