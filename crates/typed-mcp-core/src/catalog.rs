@@ -1108,3 +1108,45 @@ pub(crate) fn required_prompt_arguments(prompt: &Prompt) -> impl Iterator<Item =
         .flatten()
         .filter(|a| a.required == Some(true))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn bytes_inputs_are_found_through_refs_maps_and_unions_and_recursion_ends() {
+        let bytes = json!({"type": "array", "items": {"type": "integer", "format": "uint8"}});
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "tree": {"$ref": "#/$defs/Node"},
+                "blobs": {"type": "object", "additionalProperties": bytes},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Blob"}, {"type": "null"}]},
+                "numbers": {"type": "array", "items": {"type": "integer", "format": "uint16"}}
+            },
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {
+                        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                        "data": {"type": "array", "items": {"$ref": "#/$defs/Byte"}}
+                    }
+                },
+                "Byte": {"type": "integer", "format": "uint8"},
+                "Blob": bytes
+            }
+        });
+        let mut found = Vec::new();
+        find_bytes_inputs(
+            &schema,
+            &schema,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut found,
+        );
+        // A recursive type is entered once per path: `tree.children[].data`
+        // is the same field as `tree.data`, reported once.
+        assert_eq!(found, ["tree.data", "blobs.*", "maybe"]);
+    }
+}

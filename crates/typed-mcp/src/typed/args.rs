@@ -644,6 +644,55 @@ mod tests {
     }
 
     #[test]
+    fn a_validator_failure_under_a_secret_names_no_value() {
+        fn weak_pin(_: &Value) -> Vec<(String, String)> {
+            vec![("pin".into(), "pin 1234 is too weak".into())]
+        }
+        fn odd(_: &Value) -> Vec<(String, String)> {
+            vec![(String::new(), "3 is odd".into())]
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "creds": {"type": "object", "writeOnly": true},
+                "n": {"type": "integer"},
+                "m": {"type": "integer", "maximum": 1}
+            }
+        });
+        let validator = ArgumentValidator::new(&schema).unwrap();
+        let checks = [
+            ArgumentCheck {
+                name: "creds",
+                check: weak_pin,
+            },
+            ArgumentCheck {
+                name: "n",
+                check: odd,
+            },
+            // Refused by the schema: not validated.
+            ArgumentCheck {
+                name: "m",
+                check: odd,
+            },
+        ];
+        let problems = validator
+            .decode_checked::<Value>(json!({"creds": {"pin": 1234}, "n": 3, "m": 2}), &checks)
+            .unwrap_err();
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{} {}: {}", p.path, p.keyword, p.message))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "creds validator: the value is not valid (it is secret, so it is not shown)",
+                "m maximum: must be at most 1",
+                "n validator: 3 is odd",
+            ]
+        );
+    }
+
+    #[test]
     fn a_decoding_error_is_scrubbed_of_secret_values() {
         #[derive(Debug)]
         struct Picky;

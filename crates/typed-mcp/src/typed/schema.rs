@@ -1,5 +1,8 @@
 //! JSON Schemas derived from Rust types: draft 2020-12 from schemars, with every
-//! integer bounded by its width, secret subschemas marked `writeOnly` with no
+//! integer bounded by its width, every model closed (`additionalProperties: false`),
+//! every nullable `type` array split into one-type `anyOf` branches (the
+//! portable spelling), named validators' rules in their descriptions (see
+//! [`VALIDATOR_KEYWORD`]), secret subschemas marked `writeOnly` with no
 //! `default` or `examples`, input schemas rooted at an object, and output
 //! schemas wrapped under `result` when their root is not an object.
 
@@ -745,6 +748,88 @@ mod tests {
         assert!(secret_values(&schema, &instance, &mut values));
         values.sort();
         assert_eq!(values, ["7", "k-1", "k-2", "k-3"]);
+    }
+
+    #[test]
+    fn a_model_made_of_parts_is_closed_once_at_the_top() {
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Inner {
+            x: u32,
+        }
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[serde(tag = "kind")]
+        #[allow(dead_code)]
+        enum Kind {
+            A(Inner),
+            B { z: u8 },
+        }
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Outer {
+            a: u32,
+            #[serde(flatten)]
+            kind: Kind,
+        }
+        let schema = schema_for::<Outer>();
+        assert_eq!(schema["unevaluatedProperties"], false);
+        assert!(schema.get("additionalProperties").is_none());
+        // The parts (a branch, the definition it refers to) stay open: closed,
+        // each would refuse the other's members.
+        assert!(schema["oneOf"][1].get("additionalProperties").is_none());
+        assert!(
+            schema["$defs"]["Inner"]
+                .get("additionalProperties")
+                .is_none()
+        );
+        let validator = jsonschema::draft202012::new(&schema).unwrap();
+        assert!(validator.is_valid(&json!({"a": 1, "kind": "A", "x": 2})));
+        assert!(validator.is_valid(&json!({"a": 1, "kind": "B", "z": 2})));
+        assert!(!validator.is_valid(&json!({"a": 1, "kind": "B", "z": 2, "q": 0})));
+        assert!(!validator.is_valid(&json!({"a": 1, "kind": "A", "x": 2, "z": 2})));
+    }
+
+    #[test]
+    fn a_type_array_becomes_one_type_branches_beside_an_existing_union() {
+        let mut schema = json!({
+            "type": ["string", "integer", "null"],
+            "description": "d",
+            "maxLength": 3,
+            "minimum": 1,
+            "anyOf": [{"const": "a"}, {"const": 7}, {"const": null}]
+        });
+        split_type_unions(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "description": "d",
+                "allOf": [{"anyOf": [{"const": "a"}, {"const": 7}, {"const": null}]}],
+                "anyOf": [
+                    {"type": "string", "maxLength": 3},
+                    {"type": "integer", "minimum": 1},
+                    {"type": "null"}
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn validator_rules_are_appended_to_descriptions() {
+        let mut schema = json!({
+            "properties": {
+                "a": {"type": "string", "description": "A.", "x-validator": "must be open"},
+                "b": {"type": "string", "x-validator": ["must be ASCII", " ", "must be short"]}
+            }
+        });
+        describe_validators(&mut schema);
+        assert_eq!(
+            schema["properties"]["a"],
+            json!({"type": "string", "description": "A.\nRule: must be open"})
+        );
+        assert_eq!(
+            schema["properties"]["b"]["description"],
+            "Rule: must be ASCII\nRule: must be short"
+        );
     }
 
     #[test]
