@@ -1087,7 +1087,8 @@ fn check_prompt(entry: &PromptEntry, errors: &mut Vec<CatalogError>) {
     }
 }
 
-/// True for `{"type": "string"}` or a nullable string (`["string", "null"]`).
+/// True for `{"type": "string"}` or a nullable string (`["string", "null"]`,
+/// or typed-mcp's spelling `{"anyOf": [{"type": "string"}, {"type": "null"}]}`).
 pub fn is_string_schema(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "string",
@@ -1095,6 +1096,17 @@ pub fn is_string_schema(schema: &Value) -> bool {
             types.iter().any(|t| t == "string")
                 && types.iter().all(|t| t == "string" || t == "null")
         }
+        None => match schema.get("anyOf").and_then(Value::as_array) {
+            Some(branches) => {
+                let types: Vec<Option<&str>> = branches
+                    .iter()
+                    .map(|b| b.get("type").and_then(Value::as_str))
+                    .collect();
+                types.contains(&Some("string"))
+                    && types.iter().all(|t| matches!(t, Some("string" | "null")))
+            }
+            None => false,
+        },
         _ => false,
     }
 }
@@ -1113,6 +1125,22 @@ pub(crate) fn required_prompt_arguments(prompt: &Prompt) -> impl Iterator<Item =
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn nullable_strings_are_strings_in_either_spelling() {
+        assert!(is_string_schema(&json!({"type": "string"})));
+        assert!(is_string_schema(&json!({"type": ["string", "null"]})));
+        assert!(is_string_schema(
+            &json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+        ));
+        assert!(!is_string_schema(
+            &json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        ));
+        assert!(!is_string_schema(&json!({"anyOf": [{"type": "null"}]})));
+        assert!(!is_string_schema(
+            &json!({"anyOf": [{"type": "string"}, {}]})
+        ));
+    }
 
     #[test]
     fn bytes_inputs_are_found_through_refs_maps_and_unions_and_recursion_ends() {

@@ -58,7 +58,9 @@ use crate::func::Kind;
 /// On a parameter, `#[arg(default = expr)]` (or `#[arg(default)]` for
 /// `Default::default()`) makes it optional with that default, shown in the
 /// schema; `#[schemars(...)]`, `#[validate(...)]` and `#[garde(...)]` are
-/// passed to the schema (`#[schemars(range(min = 1, max = 100))]`).
+/// passed to the schema (`#[schemars(range(min = 1, max = 100))]`). A
+/// `#[garde(...)]` rule the schema cannot carry (`custom`, `ascii`, `email`...)
+/// is a compile error there: it would never run (see named validators below).
 ///
 /// Schemas are closed and portable: every struct in them lists its fields
 /// with `additionalProperties: false`, so an unknown field anywhere is
