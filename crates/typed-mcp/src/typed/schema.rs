@@ -61,6 +61,7 @@ pub fn schema_for<T: JsonSchema>() -> Value {
         .into_root_schema_for::<T>()
         .to_value();
     split_type_unions(&mut schema);
+    type_any_values(&mut schema);
     close_objects(&mut schema);
     describe_validators(&mut schema);
     mark_secrets(&mut schema);
@@ -199,6 +200,118 @@ fn each_subschema_mut(schema: &mut Value, f: &mut impl FnMut(&mut Map<String, Va
         if let Some(list) = object.get_mut(*keyword).and_then(Value::as_array_mut) {
             for sub in list {
                 each_subschema_mut(sub, f);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Any JSON value, spelled out
+// ---------------------------------------------------------------------------
+
+/// Keywords that constrain an instance (everything else is an annotation).
+const CONSTRAINTS: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "$ref",
+    "$dynamicRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "format",
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+    "items",
+    "prefixItems",
+    "contains",
+    "maxContains",
+    "minContains",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "additionalItems",
+    "unevaluatedItems",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "dependentSchemas",
+];
+
+/// Keywords whose subschema may be a bare boolean in portable schemas
+/// (`additionalProperties: true` is the common spelling of a map of anything).
+const BOOLEAN_ALLOWED: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "additionalItems",
+    "unevaluatedItems",
+];
+
+/// Spells out "any JSON value" (schemars' `true` for `serde_json::Value`,
+/// or a schema with only a description) as one branch per JSON type. The
+/// same values pass; but a bare `true` where a schema object belongs, or a
+/// schema with no constraint at all, is rejected or misread by clients that
+/// map tool schemas onto another dialect.
+fn type_any_values(schema: &mut Value) {
+    fn any_value() -> Value {
+        let types = ["object", "array", "string", "number", "boolean", "null"];
+        Value::Array(types.iter().map(|t| json!({ "type": t })).collect())
+    }
+    fn fix(sub: &mut Value) {
+        match sub {
+            Value::Bool(true) => *sub = json!({ "anyOf": any_value() }),
+            Value::Object(object) if !CONSTRAINTS.iter().any(|k| object.contains_key(*k)) => {
+                object.insert("anyOf".into(), any_value());
+            }
+            _ => {}
+        }
+    }
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    for keyword in SINGLE {
+        // Under `not`, an unconstrained schema means "nothing": left alone.
+        if *keyword == "not" || BOOLEAN_ALLOWED.contains(keyword) {
+            if let Some(sub) = object.get_mut(*keyword) {
+                type_any_values(sub);
+            }
+            continue;
+        }
+        if let Some(sub) = object.get_mut(*keyword) {
+            fix(sub);
+            type_any_values(sub);
+        }
+    }
+    for keyword in MAPS {
+        if let Some(map) = object.get_mut(*keyword).and_then(Value::as_object_mut) {
+            for sub in map.values_mut() {
+                fix(sub);
+                type_any_values(sub);
+            }
+        }
+    }
+    for keyword in LISTS {
+        if let Some(list) = object.get_mut(*keyword).and_then(Value::as_array_mut) {
+            for sub in list {
+                fix(sub);
+                type_any_values(sub);
             }
         }
     }
@@ -811,6 +924,44 @@ mod tests {
                 ]
             })
         );
+    }
+
+    #[test]
+    fn any_json_value_is_spelled_out() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Args {
+            /// Anything.
+            value: Value,
+            /// Anything or nothing.
+            maybe: Option<Value>,
+            /// Lists of anything.
+            list: Vec<Value>,
+            /// A map of anything stays `additionalProperties: true`.
+            map: Map<String, Value>,
+        }
+        let schema = input_schema_for::<Args>();
+        let any = json!([
+            {"type": "object"}, {"type": "array"}, {"type": "string"},
+            {"type": "number"}, {"type": "boolean"}, {"type": "null"}
+        ]);
+        assert_eq!(schema["properties"]["value"]["description"], "Anything.");
+        assert_eq!(schema["properties"]["value"]["anyOf"], any);
+        assert_eq!(schema["properties"]["list"]["items"]["anyOf"], any);
+        assert_eq!(schema["properties"]["map"]["additionalProperties"], true);
+        let validator = jsonschema::draft202012::new(&schema).unwrap();
+        for value in [
+            json!(1),
+            json!("s"),
+            json!(null),
+            json!({"a": [1]}),
+            json!([true]),
+        ] {
+            let args =
+                json!({"value": value, "maybe": value, "list": [value], "map": {"k": value}});
+            assert!(validator.is_valid(&args), "{args}");
+        }
+        assert_eq!(schema["properties"]["maybe"]["anyOf"], any);
     }
 
     #[test]
