@@ -37,7 +37,7 @@ pub const ARGUMENT_ERRORS_META_KEY: &str = "rs.typed-mcp/argumentErrors";
 
 /// One problem with one argument.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ArgumentProblem {
+pub(crate) struct ArgumentProblem {
     /// Where, as a readable path (`limit`, `filters.tags[2]`); empty for the
     /// arguments object itself.
     pub path: String,
@@ -57,7 +57,7 @@ const DECODE_WITHHELD: &str =
 
 /// Validates arguments against one tool's input schema.
 #[derive(Debug)]
-pub struct ArgumentValidator {
+pub(crate) struct ArgumentValidator {
     validator: Validator,
     /// The input schema, kept when it has secret (`writeOnly`) parts.
     secrets: Option<Value>,
@@ -66,7 +66,7 @@ pub struct ArgumentValidator {
 impl ArgumentValidator {
     /// Compiles the validator for a derived input schema. Derived schemas always
     /// compile; a failure is a bug in the schema generator and is reported as such.
-    pub fn new(schema: &Value) -> Result<Self, String> {
+    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
         let secrets = schema::has_secrets(schema).then(|| schema.clone());
         jsonschema::draft202012::options()
             .build(schema)
@@ -76,7 +76,7 @@ impl ArgumentValidator {
 
     /// Every problem with `arguments`, sorted by path then keyword; empty when
     /// they are valid. No message includes the value of a secret argument.
-    pub fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {
+    pub(crate) fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {
         let mut problems = Vec::new();
         for error in self.validator.iter_errors(arguments) {
             self.collect(&error, &mut problems);
@@ -91,14 +91,11 @@ impl ArgumentValidator {
     /// (the schema accepted what the type refused, as a custom `Deserialize`
     /// may) is one problem at the arguments object, with no secret value in
     /// its message.
-    pub fn decode<A: DeserializeOwned>(&self, arguments: Value) -> Result<A, Vec<ArgumentProblem>> {
-        self.decode_checked(arguments, &[])
-    }
-
-    /// Like [`ArgumentValidator::decode`], then runs the named validators
-    /// `checks` (see the module documentation): every schema, validator and
-    /// decoding problem in one list, sorted by path then keyword.
-    pub fn decode_checked<A: DeserializeOwned>(
+    ///
+    /// The named validators `checks` run too (see the module documentation):
+    /// every schema, validator and decoding problem in one list, sorted by
+    /// path then keyword.
+    pub(crate) fn decode<A: DeserializeOwned>(
         &self,
         arguments: Value,
         checks: &[ArgumentCheck],
@@ -535,7 +532,7 @@ fn describe(kind: &ValidationErrorKind, fallback: &str) -> String {
 
 /// The `isError` result that reports every argument problem: one readable line
 /// per problem in `content`, the machine-readable list in `_meta`.
-pub fn invalid_arguments_result(tool: &str, problems: &[ArgumentProblem]) -> CallToolResult {
+pub(crate) fn invalid_arguments_result(tool: &str, problems: &[ArgumentProblem]) -> CallToolResult {
     let mut text = format!("invalid arguments for tool {tool:?}:");
     for p in problems {
         let at = if p.path.is_empty() {
@@ -676,7 +673,7 @@ mod tests {
             },
         ];
         let problems = validator
-            .decode_checked::<Value>(json!({"creds": {"pin": 1234}, "n": 3, "m": 2}), &checks)
+            .decode::<Value>(json!({"creds": {"pin": 1234}, "n": 3, "m": 2}), &checks)
             .unwrap_err();
         let lines: Vec<String> = problems
             .iter()
@@ -708,7 +705,7 @@ mod tests {
         });
         let validator = ArgumentValidator::new(&schema).unwrap();
         let problems = validator
-            .decode::<Picky>(json!({"key": "sk-live-123456", "n": 5}))
+            .decode::<Picky>(json!({"key": "sk-live-123456", "n": 5}), &[])
             .unwrap_err();
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].message, r#"refused {"key":"[REDACTED]","n":5}"#);

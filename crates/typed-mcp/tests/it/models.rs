@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use typed_mcp::core::catalog::CatalogError;
+use typed_mcp::protocol::catalog::CatalogError;
 use typed_mcp::{Server, tool, tools};
 
 use crate::schema::client;
