@@ -121,6 +121,7 @@ pub mod wire {
 pub mod __private {
     pub use crate::declare::{AnyResourceDecl, PromptDecl, ResourceRequest, ToolDecl};
     pub use crate::typed::answer::Answered;
+    pub use crate::typed::args::{ArgumentCheck, CheckFn, GardeRules, NoRules, Rules};
     pub use crate::typed::output::{
         Contents, Fallible, Leaf, LibraryOutput, Optional, Output, OutputShape, Raw, Structured,
         StructuredOutput, Unit,
