@@ -3,7 +3,7 @@
 //! problem is reported at once, by JSON path, in a stable order.
 //!
 //! Named validators (rules JSON Schema cannot express) run after decoding: a
-//! parameter whose type implements [`garde::Validate`] (with a `Default`
+//! parameter whose type implements `garde::Validate` (feature `garde`, with a `Default`
 //! context) is decoded on its own and validated, and its failures join the
 //! same report, with the keyword `validator`. A parameter the schema refused
 //! is not validated (its value may not decode); every other parameter is, so
@@ -263,7 +263,7 @@ pub struct ArgumentCheck {
 /// Which check a parameter type has, chosen at the macro's call site by
 /// method resolution (autoref dispatch, no specialization): generated code
 /// calls `(&&Rules::<T>::new()).check()`, and [`GardeRules`] applies when
-/// `T: garde::Validate`, else [`NoRules`].
+/// `T: garde::Validate` (feature `garde`), else [`NoRules`].
 #[derive(Debug)]
 pub struct Rules<T>(PhantomData<fn() -> T>);
 
@@ -280,12 +280,14 @@ impl<T> Default for Rules<T> {
     }
 }
 
-/// The check of a type that implements [`garde::Validate`] (preferred).
+/// The check of a type that implements `garde::Validate` (preferred; only
+/// with the `garde` feature).
 pub trait GardeRules {
     /// The type's check.
     fn check(&self) -> Option<CheckFn>;
 }
 
+#[cfg(feature = "garde")]
 impl<T> GardeRules for &Rules<T>
 where
     T: garde::Validate + DeserializeOwned,
@@ -309,6 +311,7 @@ impl<T> NoRules for Rules<T> {
 }
 
 /// Decodes `value` as `T` and runs its garde rules.
+#[cfg(feature = "garde")]
 fn garde_check<T>(value: &Value) -> Vec<(String, String)>
 where
     T: garde::Validate + DeserializeOwned,
