@@ -22,6 +22,7 @@ enum Part {
 
 /// Why a URI template could not be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum UriTemplateError {
     /// A `{` without its `}`.
     #[error("unclosed `{{` at byte {0}")]

@@ -193,16 +193,10 @@ impl ToolDecl {
     /// Starts a tool declaration with this wire name.
     pub fn builder(name: impl Into<String>) -> ToolBuilder {
         ToolBuilder {
-            tool: Tool {
-                name: name.into(),
-                title: None,
-                description: None,
-                input_schema: serde_json::json!({"type": "object", "additionalProperties": false}),
-                output_schema: None,
-                annotations: None,
-                icons: None,
-                meta: None,
-            },
+            tool: Tool::new(
+                name,
+                serde_json::json!({"type": "object", "additionalProperties": false}),
+            ),
             required_client_capabilities: Vec::new(),
             allow_undocumented_inputs: false,
             timeout: None,
@@ -408,17 +402,7 @@ impl ResourceDecl {
     /// Starts a resource declaration at an absolute URI.
     pub fn builder(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
         ResourceBuilder {
-            resource: Resource {
-                uri: uri.into(),
-                name: name.into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                size: None,
-                icons: None,
-                annotations: None,
-                meta: None,
-            },
+            resource: Resource::new(uri, name),
             cache: CacheHint::PRIVATE_NOW,
             capabilities: Vec::new(),
         }
@@ -466,17 +450,14 @@ impl ResourceBuilder {
 
     /// Cache hint of `resources/read` results (default private, 0 ms).
     pub fn cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.cache = CacheHint { ttl_ms, scope };
+        self.cache = CacheHint::new(ttl_ms, scope);
         self
     }
 
     capability_methods!("a request");
 
     fn entry(&self) -> ResourceEntry {
-        ResourceEntry {
-            resource: self.resource.clone(),
-            cache: self.cache,
-        }
+        ResourceEntry::new(self.resource.clone()).with_cache(self.cache)
     }
 
     /// Finishes the declaration with an async handler.
@@ -573,16 +554,7 @@ impl ResourceTemplateDecl {
         name: impl Into<String>,
     ) -> ResourceTemplateBuilder {
         ResourceTemplateBuilder {
-            template: ResourceTemplate {
-                uri_template: uri_template.into(),
-                name: name.into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                icons: None,
-                annotations: None,
-                meta: None,
-            },
+            template: ResourceTemplate::new(uri_template, name),
             parameters: Vec::new(),
             cache: CacheHint::PRIVATE_NOW,
             completer: None,
@@ -630,16 +602,14 @@ impl ResourceTemplateBuilder {
 
     /// Documents a parameter; every `{variable}` must be one.
     pub fn parameter(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
-        self.parameters.push(ParameterDoc {
-            name: name.into(),
-            description: Some(description.into()),
-        });
+        self.parameters
+            .push(ParameterDoc::new(name, Some(description.into())));
         self
     }
 
     /// Cache hint of `resources/read` results (default private, 0 ms).
     pub fn cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.cache = CacheHint { ttl_ms, scope };
+        self.cache = CacheHint::new(ttl_ms, scope);
         self
     }
 
@@ -660,11 +630,11 @@ impl ResourceTemplateBuilder {
         handler: Handler<ResourceRequest, ResourceReplyOutcome>,
     ) -> ResourceTemplateDecl {
         ResourceTemplateDecl {
-            entry: TemplateEntry {
-                template: self.template,
-                parameters: self.parameters,
-                cache: self.cache,
-                completable: self.completer.is_some(),
+            entry: {
+                let mut entry = TemplateEntry::new(self.template).with_cache(self.cache);
+                entry.parameters = self.parameters;
+                entry.completable = self.completer.is_some();
+                entry
             },
             handler,
             completer: self.completer,
@@ -754,14 +724,7 @@ impl PromptDecl {
     /// Starts a prompt declaration.
     pub fn builder(name: impl Into<String>) -> PromptBuilder {
         PromptBuilder {
-            prompt: Prompt {
-                name: name.into(),
-                title: None,
-                description: None,
-                arguments: None,
-                icons: None,
-                meta: None,
-            },
+            prompt: Prompt::new(name),
             argument_schemas: Vec::new(),
             completer: None,
             capabilities: Vec::new(),
@@ -806,15 +769,11 @@ impl PromptBuilder {
         description: impl Into<String>,
         required: bool,
     ) -> Self {
-        self.prompt
-            .arguments
-            .get_or_insert_with(Vec::new)
-            .push(PromptArgument {
-                name: name.into(),
-                title: None,
-                description: Some(description.into()),
-                required: Some(required),
-            });
+        self.prompt.arguments.get_or_insert_with(Vec::new).push(
+            PromptArgument::new(name)
+                .with_description(description)
+                .with_required(required),
+        );
         self
     }
 
@@ -848,10 +807,11 @@ impl PromptBuilder {
 
     fn finish(self, handler: Handler<BTreeMap<String, String>, PromptReplyOutcome>) -> PromptDecl {
         PromptDecl {
-            entry: PromptEntry {
-                prompt: self.prompt,
-                argument_schemas: self.argument_schemas,
-                completable: self.completer.is_some(),
+            entry: {
+                let mut entry = PromptEntry::new(self.prompt);
+                entry.argument_schemas = self.argument_schemas;
+                entry.completable = self.completer.is_some();
+                entry
             },
             handler,
             completer: self.completer,

@@ -5,6 +5,45 @@
 //! objects keep what they do not know: `_meta` maps are carried whole, and
 //! capability objects keep unknown members in an `other` map, so nothing a client
 //! sends is silently dropped on its way to a handler.
+//!
+//! # Building values
+//!
+//! Descriptors, results, parameters and capability objects are
+//! `#[non_exhaustive]`: a field the specification adds later is not a breaking
+//! change. Their fields stay public for reading, and every type is made the same
+//! way from outside this crate:
+//!
+//! - `Type::new(required...)` takes the members the schema requires (types whose
+//!   members are all optional implement [`Default`] instead), and some types
+//!   have named constructors for common shapes ([`CallToolResult::text`],
+//!   [`CallToolResult::structured`], [`ContentBlock::text`], ...);
+//! - one chainable `with_<field>(value)` setter per optional member sets it
+//!   (`Option` fields take the bare value; list members also have a singular
+//!   `with_<item>` that appends one).
+//!
+//! ```
+//! use typed_mcp_core::wire::{Tool, ToolAnnotations};
+//!
+//! let tool = Tool::new("search", serde_json::json!({"type": "object"}))
+//!     .with_title("Search")
+//!     .with_description("Search the tickets.")
+//!     .with_annotations(ToolAnnotations::default().with_read_only_hint(true));
+//! assert_eq!(tool.title.as_deref(), Some("Search"));
+//! ```
+
+/// Chainable setters for `Option` fields: `with_x(value)` stores `Some(value.into())`.
+macro_rules! option_setters {
+    ($($(#[$doc:meta])* $setter:ident => $field:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[must_use]
+            pub fn $setter(mut self, value: impl Into<$ty>) -> Self {
+                self.$field = Some(value.into());
+                self
+            }
+        )*
+    };
+}
 
 mod capabilities;
 mod content;
