@@ -55,6 +55,7 @@ macro_rules! capability_methods {
 
 /// How a tool call can fail.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The tool ran and failed: answered as a result with `isError: true`, so
     /// the model can read the message and try again.

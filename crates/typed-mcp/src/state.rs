@@ -139,6 +139,7 @@ fn canonical_value(value: &Value, hasher: &mut Sha256) {
 /// Why a `requestState` was refused. The client learns only that it did not
 /// verify; the distinction is for the server's log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// Not a state this server issued for this request (tampered, forged,
     /// sealed with an unknown key, or bound to another request).
