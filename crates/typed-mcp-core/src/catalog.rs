@@ -57,6 +57,45 @@ impl fmt::Display for Kind {
 }
 
 /// A tool's descriptor plus what the router checks before invoking it.
+///
+/// The entries are `#[non_exhaustive]`; each has `new(descriptor)` and
+/// `with_*` setters:
+///
+/// ```
+/// use typed_mcp_core::catalog::{
+///     Catalog, CatalogError, CatalogOptions, Kind, ParameterDoc, PromptEntry, ResourceEntry,
+///     TemplateEntry, ToolEntry,
+/// };
+/// use typed_mcp_core::wire::{
+///     CacheHint, CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool,
+/// };
+/// use serde_json::json;
+///
+/// let tool = ToolEntry::new(Tool::new("ask", json!({"type": "object"})).with_description("Ask."))
+///     .with_required_client_capability("sampling");
+/// let readme = ResourceEntry::new(Resource::new("desk://readme", "readme").with_description("About."))
+///     .with_cache(CacheHint::new(60_000, CacheScope::Public));
+/// let ticket = TemplateEntry::new(
+///     ResourceTemplate::new("ticket://{id}", "ticket").with_description("A ticket."),
+/// )
+/// .with_parameter(ParameterDoc::new("id", Some("The ticket id.".into())))
+/// .with_completion();
+/// let triage = PromptEntry::new(Prompt::new("triage").with_description("Triage."));
+/// let options = CatalogOptions::new(Implementation::new("desk", "1.0.0"))
+///     .with_instructions("Be brief.")
+///     .with_page_size(50);
+/// let catalog = Catalog::build(options.clone(), vec![tool], vec![readme], vec![ticket], vec![triage])?;
+/// assert_eq!(catalog.tools().len(), 1);
+///
+/// // Every refusal names its declaration; the enum is matched with a wildcard arm.
+/// let undocumented = ToolEntry::new(Tool::new("bare", json!({"type": "object"})));
+/// let errors = Catalog::build(options, vec![undocumented], vec![], vec![], vec![]).unwrap_err();
+/// match &errors.0[0] {
+///     CatalogError::MissingDescription { kind: Kind::Tool, name } => assert_eq!(name, "bare"),
+///     other => panic!("{other}"),
+/// }
+/// # Ok::<(), typed_mcp_core::catalog::CatalogErrors>(())
+/// ```
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ToolEntry {

@@ -10,6 +10,39 @@ use super::{Annotations, Meta};
 /// [`text`](Self::text), [`image`](Self::image), [`audio`](Self::audio),
 /// [`embedded`](Self::embedded) and [`resource_link`](Self::resource_link), and
 /// match variants with `..`.
+///
+/// ```
+/// use typed_mcp_core::wire::{Annotations, ContentBlock, Resource, ResourceContents};
+/// use serde_json::json;
+///
+/// let blocks = [
+///     ContentBlock::text("hi").with_annotations(Annotations::default().with_priority(1.0)),
+///     ContentBlock::image("iVBORw0KGgo=", "image/png"),
+///     ContentBlock::audio("UklGRg==", "audio/wav"),
+///     ContentBlock::embedded(ResourceContents::blob("desk://logo", Some("image/png"), "iVBORw0KGgo=")),
+///     ContentBlock::resource_link(Resource::new("desk://readme", "readme")),
+/// ];
+/// assert_eq!(
+///     serde_json::to_value(&blocks[0]).unwrap(),
+///     json!({"type": "text", "text": "hi", "annotations": {"priority": 1.0}})
+/// );
+/// assert_eq!(
+///     serde_json::to_value(&blocks[4]).unwrap(),
+///     json!({"type": "resource_link", "uri": "desk://readme", "name": "readme"})
+/// );
+/// let kinds: Vec<&str> = blocks
+///     .iter()
+///     .map(|block| match block {
+///         ContentBlock::Text { .. } => "text",
+///         ContentBlock::Image { .. } => "image",
+///         ContentBlock::Audio { .. } => "audio",
+///         ContentBlock::Resource { .. } => "resource",
+///         ContentBlock::ResourceLink(_) => "resource_link",
+///         _ => "a kind added later",
+///     })
+///     .collect();
+/// assert_eq!(kinds, ["text", "image", "audio", "resource", "resource_link"]);
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]

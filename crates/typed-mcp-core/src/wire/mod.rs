@@ -30,6 +30,20 @@
 //!     .with_annotations(ToolAnnotations::default().with_read_only_hint(true));
 //! assert_eq!(tool.title.as_deref(), Some("Search"));
 //! ```
+//!
+//! A struct literal outside this crate does not compile, so adding a field later
+//! breaks no one:
+//!
+//! ```compile_fail,E0639
+//! use typed_mcp_core::wire::PromptArgument;
+//!
+//! let argument = PromptArgument {
+//!     name: "id".into(),
+//!     title: None,
+//!     description: None,
+//!     required: None,
+//! };
+//! ```
 
 /// Chainable setters for `Option` fields: `with_x(value)` stores `Some(value.into())`.
 macro_rules! option_setters {

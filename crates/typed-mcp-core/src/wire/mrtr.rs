@@ -9,6 +9,31 @@ use super::{ContentBlock, ResultMeta, ResultType, Role};
 /// An interim answer asking the client for input before the request can finish
 /// (`InputRequiredResult`). Allowed only on `tools/call`, `resources/read` and
 /// `prompts/get`; carries no cache hints.
+///
+/// ```
+/// use typed_mcp_core::wire::{ElicitRequestParams, InputRequest, InputRequiredResult};
+/// use serde_json::json;
+///
+/// let ask = InputRequest::Elicit(ElicitRequestParams::form(
+///     "Which queue?",
+///     json!({"type": "object", "properties": {"queue": {"type": "string"}}}),
+/// ));
+/// let mut requests = serde_json::Map::new();
+/// requests.insert("queue".into(), serde_json::to_value(ask).unwrap());
+/// let result = InputRequiredResult::new(requests).with_request_state("opaque");
+/// assert_eq!(
+///     serde_json::to_value(&result).unwrap(),
+///     json!({"resultType": "input_required",
+///            "inputRequests": {"queue": {"method": "elicitation/create", "params": {
+///                "mode": "form", "message": "Which queue?",
+///                "requestedSchema": {"type": "object", "properties": {"queue": {"type": "string"}}}}}},
+///            "requestState": "opaque"})
+/// );
+/// // Variants are matched with `..`: a field the specification adds is not a breaking change.
+/// if let ElicitRequestParams::Url { url, .. } = ElicitRequestParams::url("Sign in.", "https://example.com") {
+///     assert_eq!(url, "https://example.com");
+/// }
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]

@@ -34,6 +34,24 @@ impl CancelledNotificationParams {
 }
 
 /// `notifications/progress`: how far a request has come.
+///
+/// ```
+/// use typed_mcp_core::RequestId;
+/// use typed_mcp_core::wire::{
+///     LoggingLevel, LoggingMessageNotificationParams, Notification, ProgressNotificationParams,
+///     methods,
+/// };
+/// use serde_json::json;
+///
+/// let progress = ProgressNotificationParams::new(RequestId::integer(1), 50.0).with_total(100.0);
+/// assert_eq!(
+///     serde_json::to_value(Notification::new(methods::PROGRESS, progress)).unwrap(),
+///     json!({"jsonrpc": "2.0", "method": "notifications/progress",
+///            "params": {"progressToken": 1, "progress": 50.0, "total": 100.0}})
+/// );
+/// let log = LoggingMessageNotificationParams::new(LoggingLevel::Info, json!("started")).with_logger("desk");
+/// assert_eq!(serde_json::to_value(&log).unwrap()["logger"], "desk");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]

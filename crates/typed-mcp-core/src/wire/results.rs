@@ -14,6 +14,27 @@ use super::{
 // ---------------------------------------------------------------------------
 
 /// A tool as listed by `tools/list` (`Tool`).
+///
+/// ```
+/// use typed_mcp_core::wire::{Icon, Tool, ToolAnnotations};
+/// use serde_json::json;
+///
+/// let tool = Tool::new("search", json!({"type": "object"}))
+///     .with_title("Search")
+///     .with_description("Find tickets.")
+///     .with_output_schema(json!({"type": "object"}))
+///     .with_annotations(ToolAnnotations::default().with_read_only_hint(true))
+///     .with_icons([Icon::new("https://example.com/s.png").with_sizes(["48x48".to_owned()])]);
+/// assert_eq!(
+///     serde_json::to_value(&tool).unwrap(),
+///     json!({
+///         "name": "search", "title": "Search", "description": "Find tickets.",
+///         "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"},
+///         "annotations": {"readOnlyHint": true},
+///         "icons": [{"src": "https://example.com/s.png", "sizes": ["48x48"]}]
+///     })
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -116,6 +137,27 @@ impl ToolAnnotations {
 }
 
 /// A readable resource as listed by `resources/list` (`Resource`).
+///
+/// ```
+/// use typed_mcp_core::wire::{Annotations, Resource, ResourceTemplate, Role};
+/// use serde_json::json;
+///
+/// let readme = Resource::new("desk://readme", "readme")
+///     .with_description("About the desk.")
+///     .with_mime_type("text/markdown")
+///     .with_size(120u64)
+///     .with_annotations(Annotations::default().with_audience([Role::User]));
+/// assert_eq!(
+///     serde_json::to_value(&readme).unwrap(),
+///     json!({"uri": "desk://readme", "name": "readme", "description": "About the desk.",
+///            "mimeType": "text/markdown", "size": 120, "annotations": {"audience": ["user"]}})
+/// );
+/// let ticket = ResourceTemplate::new("ticket://{id}", "ticket").with_title("A ticket");
+/// assert_eq!(
+///     serde_json::to_value(&ticket).unwrap(),
+///     json!({"uriTemplate": "ticket://{id}", "name": "ticket", "title": "A ticket"})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -242,6 +284,20 @@ impl ResourceTemplate {
 }
 
 /// A prompt as listed by `prompts/list` (`Prompt`).
+///
+/// ```
+/// use typed_mcp_core::wire::{Prompt, PromptArgument};
+/// use serde_json::json;
+///
+/// let triage = Prompt::new("triage")
+///     .with_description("Triage a ticket.")
+///     .with_argument(PromptArgument::new("ticket_id").with_description("Which.").with_required(true));
+/// assert_eq!(
+///     serde_json::to_value(&triage).unwrap(),
+///     json!({"name": "triage", "description": "Triage a ticket.",
+///            "arguments": [{"name": "ticket_id", "description": "Which.", "required": true}]})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -423,6 +479,33 @@ impl RequestMetaObject {
 }
 
 /// Parameters of `tools/call`.
+///
+/// ```
+/// use typed_mcp_core::wire::{
+///     CallToolRequestParams, ClientCapabilities, ElicitationCapability, Implementation,
+///     RequestMetaObject,
+/// };
+/// use serde_json::json;
+///
+/// let envelope = RequestMetaObject::new(
+///     "2026-07-28",
+///     ClientCapabilities::default().with_elicitation(ElicitationCapability::default()),
+/// )
+/// .with_client_info(Implementation::new("client", "1.0.0"));
+/// let call = CallToolRequestParams::new(envelope, "echo")
+///     .with_arguments(json!({"text": "hi"}).as_object().unwrap().clone());
+/// assert_eq!(
+///     serde_json::to_value(&call).unwrap(),
+///     json!({
+///         "_meta": {
+///             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+///             "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}},
+///             "io.modelcontextprotocol/clientInfo": {"name": "client", "version": "1.0.0"}
+///         },
+///         "name": "echo", "arguments": {"text": "hi"}
+///     })
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -692,6 +775,29 @@ impl SubscriptionsListenRequestParams {
 // ---------------------------------------------------------------------------
 
 /// The result of `server/discover` (`DiscoverResult`).
+///
+/// ```
+/// use typed_mcp_core::wire::{
+///     CacheHint, DiscoverResult, ListChangedCapability, ListToolsResult, ServerCapabilities, Tool,
+/// };
+/// use serde_json::json;
+///
+/// let discover = DiscoverResult::new(
+///     vec!["2026-07-28".into()],
+///     ServerCapabilities::default().with_tools(ListChangedCapability::default()),
+///     CacheHint::PUBLIC_HOUR,
+/// )
+/// .with_instructions("Be brief.");
+/// assert_eq!(
+///     serde_json::to_value(&discover).unwrap(),
+///     json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+///            "capabilities": {"tools": {}}, "instructions": "Be brief.",
+///            "ttlMs": 3_600_000, "cacheScope": "public"})
+/// );
+/// let page = ListToolsResult::new(vec![Tool::new("t", json!({"type": "object"}))], CacheHint::PUBLIC_HOUR)
+///     .with_next_cursor("page-2");
+/// assert_eq!(serde_json::to_value(&page).unwrap()["nextCursor"], "page-2");
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -954,6 +1060,24 @@ impl ListPromptsResult {
 }
 
 /// The result of `tools/call` (`CallToolResult`).
+///
+/// ```
+/// use typed_mcp_core::wire::{CallToolResult, ContentBlock, ResultMeta};
+/// use serde_json::json;
+///
+/// let structured = CallToolResult::structured(json!({"count": 2}));
+/// assert_eq!(
+///     serde_json::to_value(&structured).unwrap(),
+///     json!({"resultType": "complete", "content": [{"type": "text", "text": "{\"count\":2}"}],
+///            "structuredContent": {"count": 2}})
+/// );
+/// let failed = CallToolResult::error("no such ticket")
+///     .with_meta(ResultMeta::default().with_entry("io.example/trace", "abc"));
+/// assert!(failed.is_error());
+/// assert_eq!(serde_json::to_value(&failed).unwrap()["_meta"], json!({"io.example/trace": "abc"}));
+/// let blocks = CallToolResult::content(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
+/// assert_eq!(blocks.content.len(), 2);
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -1030,6 +1154,22 @@ impl CallToolResult {
 }
 
 /// The result of `resources/read` (`ReadResourceResult`).
+///
+/// ```
+/// use typed_mcp_core::wire::{CacheHint, CacheScope, ReadResourceResult, ResourceContents};
+/// use serde_json::json;
+///
+/// let read = ReadResourceResult::new(
+///     vec![ResourceContents::text("desk://readme", Some("text/plain"), "hello")],
+///     CacheHint::new(60_000, CacheScope::Public),
+/// );
+/// assert_eq!(
+///     serde_json::to_value(&read).unwrap(),
+///     json!({"resultType": "complete",
+///            "contents": [{"uri": "desk://readme", "mimeType": "text/plain", "text": "hello"}],
+///            "ttlMs": 60_000, "cacheScope": "public"})
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -1072,6 +1212,18 @@ impl ReadResourceResult {
 }
 
 /// The result of `prompts/get` (`GetPromptResult`).
+///
+/// ```
+/// use typed_mcp_core::wire::{ContentBlock, GetPromptResult, PromptMessage, Role};
+/// use serde_json::json;
+///
+/// let got = GetPromptResult::new(vec![
+///     PromptMessage::user_text("Summarize ticket 7."),
+///     PromptMessage::new(Role::Assistant, ContentBlock::text("Ticket 7 is about...")),
+/// ])
+/// .with_description("Summary prompt.");
+/// assert_eq!(serde_json::to_value(&got).unwrap()["messages"][1]["role"], "assistant");
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
@@ -1115,6 +1267,17 @@ impl GetPromptResult {
 }
 
 /// The result of `completion/complete` (`CompleteResult`).
+///
+/// ```
+/// use typed_mcp_core::wire::{CompleteResult, Completion};
+/// use serde_json::json;
+///
+/// let done = CompleteResult::new(Completion::new(vec!["rust".into()]).with_total(1u64).with_has_more(false));
+/// assert_eq!(
+///     serde_json::to_value(&done).unwrap(),
+///     json!({"resultType": "complete", "completion": {"values": ["rust"], "total": 1, "hasMore": false}})
+/// );
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
