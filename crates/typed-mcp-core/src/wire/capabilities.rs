@@ -209,7 +209,7 @@ pub struct ListChangedCapability {
 impl ListChangedCapability {
     option_setters! {
         /// Sets whether list changes are announced.
-        with_list_changed => list_changed: bool;
+        with_list_changed => list_changed = bool;
     }
 }
 
@@ -229,8 +229,8 @@ pub struct ResourcesCapability {
 impl ResourcesCapability {
     option_setters! {
         /// Sets whether resource subscriptions are honoured.
-        with_subscribe => subscribe: bool;
+        with_subscribe => subscribe = bool;
         /// Sets whether list changes are announced.
-        with_list_changed => list_changed: bool;
+        with_list_changed => list_changed = bool;
     }
 }

@@ -17,9 +17,12 @@
 //!   members are all optional implement [`Default`] instead), and some types
 //!   have named constructors for common shapes ([`CallToolResult::text`],
 //!   [`CallToolResult::structured`], [`ContentBlock::text`], ...);
-//! - one chainable `with_<field>(value)` setter per optional member sets it
-//!   (`Option` fields take the bare value; list members also have a singular
-//!   `with_<item>` that appends one).
+//! - one chainable `with_<field>(value)` setter per optional member sets it:
+//!   it takes the value without `Some` (strings, lists and maps as anything
+//!   `Into` the field's type, numbers and flags as that type), and a few list
+//!   members also have a singular `with_<item>` that appends one
+//!   ([`Prompt::with_argument`], [`CompletionContext::with_argument`]);
+//!   open `_meta`-like maps have `with_entry(key, value)`.
 //!
 //! ```
 //! use typed_mcp_core::wire::{Tool, ToolAnnotations};
@@ -46,16 +49,27 @@
 //! ```
 
 /// Chainable setters for `Option` fields: `with_x(value)` stores `Some(value.into())`.
+/// Numbers and flags (`field = Type`) take the bare type, so a literal such as
+/// `with_size(3)` infers.
 macro_rules! option_setters {
-    ($($(#[$doc:meta])* $setter:ident => $field:ident: $ty:ty;)*) => {
-        $(
-            $(#[$doc])*
-            #[must_use]
-            pub fn $setter(mut self, value: impl Into<$ty>) -> Self {
-                self.$field = Some(value.into());
-                self
-            }
-        )*
+    () => {};
+    ($(#[$doc:meta])* $setter:ident => $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn $setter(mut self, value: impl Into<$ty>) -> Self {
+            self.$field = Some(value.into());
+            self
+        }
+        option_setters! { $($rest)* }
+    };
+    ($(#[$doc:meta])* $setter:ident => $field:ident = $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn $setter(mut self, value: $ty) -> Self {
+            self.$field = Some(value);
+            self
+        }
+        option_setters! { $($rest)* }
     };
 }
 

@@ -178,7 +178,7 @@ impl CreateMessageRequestParams {
         /// Sets the system prompt.
         with_system_prompt => system_prompt: String;
         /// Sets the sampling temperature.
-        with_temperature => temperature: f64;
+        with_temperature => temperature = f64;
     }
 
     /// Adds one further member (`modelPreferences`, `stopSequences`...).

@@ -81,7 +81,7 @@ impl ProgressNotificationParams {
 
     option_setters! {
         /// Sets the total.
-        with_total => total: f64;
+        with_total => total = f64;
         /// Sets the human-readable status.
         with_message => message: String;
     }
@@ -138,11 +138,11 @@ pub struct SubscriptionFilter {
 impl SubscriptionFilter {
     option_setters! {
         /// Sets whether to deliver `notifications/tools/list_changed`.
-        with_tools_list_changed => tools_list_changed: bool;
+        with_tools_list_changed => tools_list_changed = bool;
         /// Sets whether to deliver `notifications/prompts/list_changed`.
-        with_prompts_list_changed => prompts_list_changed: bool;
+        with_prompts_list_changed => prompts_list_changed = bool;
         /// Sets whether to deliver `notifications/resources/list_changed`.
-        with_resources_list_changed => resources_list_changed: bool;
+        with_resources_list_changed => resources_list_changed = bool;
         /// Sets the URIs whose `notifications/resources/updated` to deliver.
         with_resource_subscriptions => resource_subscriptions: Vec<String>;
     }

@@ -130,7 +130,7 @@ impl Annotations {
         /// Sets the intended audience.
         with_audience => audience: Vec<Role>;
         /// Sets the importance, from 0 (optional) to 1 (required).
-        with_priority => priority: f64;
+        with_priority => priority = f64;
         /// Sets the ISO 8601 time of the last change.
         with_last_modified => last_modified: String;
     }

@@ -121,13 +121,13 @@ impl ToolAnnotations {
         /// Sets the display name.
         with_title => title: String;
         /// Sets whether the tool leaves its environment unchanged.
-        with_read_only_hint => read_only_hint: bool;
+        with_read_only_hint => read_only_hint = bool;
         /// Sets whether the tool may destroy data.
-        with_destructive_hint => destructive_hint: bool;
+        with_destructive_hint => destructive_hint = bool;
         /// Sets whether repeating a call has no further effect.
-        with_idempotent_hint => idempotent_hint: bool;
+        with_idempotent_hint => idempotent_hint = bool;
         /// Sets whether the tool reaches an open world of external entities.
-        with_open_world_hint => open_world_hint: bool;
+        with_open_world_hint => open_world_hint = bool;
     }
 
     /// True when no hint is set.
@@ -145,7 +145,7 @@ impl ToolAnnotations {
 /// let readme = Resource::new("desk://readme", "readme")
 ///     .with_description("About the desk.")
 ///     .with_mime_type("text/markdown")
-///     .with_size(120u64)
+///     .with_size(120)
 ///     .with_annotations(Annotations::default().with_audience([Role::User]));
 /// assert_eq!(
 ///     serde_json::to_value(&readme).unwrap(),
@@ -213,7 +213,7 @@ impl Resource {
         /// Sets the MIME type.
         with_mime_type => mime_type: String;
         /// Sets the size in bytes before any base64 encoding.
-        with_size => size: u64;
+        with_size => size = u64;
         /// Sets the icons.
         with_icons => icons: Vec<Icon>;
         /// Sets the display hints.
@@ -390,7 +390,7 @@ impl PromptArgument {
         /// Sets what the argument means.
         with_description => description: String;
         /// Sets whether the argument must be given.
-        with_required => required: bool;
+        with_required => required = bool;
     }
 }
 
@@ -1272,7 +1272,7 @@ impl GetPromptResult {
 /// use typed_mcp_core::wire::{CompleteResult, Completion};
 /// use serde_json::json;
 ///
-/// let done = CompleteResult::new(Completion::new(vec!["rust".into()]).with_total(1u64).with_has_more(false));
+/// let done = CompleteResult::new(Completion::new(vec!["rust".into()]).with_total(1).with_has_more(false));
 /// assert_eq!(
 ///     serde_json::to_value(&done).unwrap(),
 ///     json!({"resultType": "complete", "completion": {"values": ["rust"], "total": 1, "hasMore": false}})
@@ -1338,9 +1338,9 @@ impl Completion {
 
     option_setters! {
         /// Sets how many values exist in all.
-        with_total => total: u64;
+        with_total => total = u64;
         /// Sets whether more values exist than were sent.
-        with_has_more => has_more: bool;
+        with_has_more => has_more = bool;
     }
 }
 

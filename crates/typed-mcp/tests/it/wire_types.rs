@@ -86,7 +86,7 @@ fn call_tool_results_with_every_content_block() {
     let resource = Resource::new("test://linked", "linked")
         .with_description("A linked resource.")
         .with_mime_type("text/plain")
-        .with_size(3u64)
+        .with_size(3)
         .with_annotations(
             Annotations::default()
                 .with_audience([Role::User])
@@ -258,7 +258,7 @@ fn the_other_results() {
 
     let complete = CompleteResult::new(
         Completion::new(vec!["a".into(), "b".into()])
-            .with_total(2u64)
+            .with_total(2)
             .with_has_more(false),
     )
     .with_meta(server_meta());
