@@ -32,8 +32,10 @@ use typed_mcp::wire::{
     ResourceContents, Role, SamplingMessage,
 };
 use typed_mcp::{
-    Answer, NeedsInput, PromptDecl, Server, Shutdown, ToolContext, ToolDecl, prompt, prompts,
-    resource, resources, tool, tools,
+    Answer, NeedsInput, Server, ToolContext,
+    declare::{PromptDecl, ToolDecl},
+    prompt, prompts, resource, resources, tool, tools,
+    transport::Shutdown,
 };
 use typed_mcp_http::HttpServer;
 

@@ -1,7 +1,7 @@
 //! Arguments from the command line: `--args JSON` and `key=value` words.
 
 use serde_json::{Map, Value};
-use typed_mcp::core::catalog::is_string_schema;
+use typed_mcp::protocol::catalog::is_string_schema;
 
 use crate::error::ClientError;
 

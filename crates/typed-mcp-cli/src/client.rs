@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use typed_mcp::core::PROTOCOL_VERSION;
+use typed_mcp::protocol::PROTOCOL_VERSION;
 use typed_mcp::wire::{Prompt, Resource, ResourceTemplate, Tool, meta_keys, methods};
 
 use crate::error::ClientError;

@@ -1,7 +1,7 @@
 //! `mcp.lock`: the digest of every tool, prompt, resource and resource template
 //! a server serves, with what a reader needs to see what changed.
 //!
-//! The digests are those of `typed_mcp::core::digest` (SHA-256 over RFC 8785
+//! The digests are those of `typed_mcp::protocol::digest` (SHA-256 over RFC 8785
 //! canonical JSON), so a lock written on one machine checks on any other. The
 //! file is TOML with every table sorted, and depends on nothing but the served
 //! declarations (no server version, no date), so it changes only when they do.
@@ -13,7 +13,7 @@ use std::path::Path;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use typed_mcp::core::digest::Digest;
+use typed_mcp::protocol::digest::Digest;
 
 use crate::client::ServedCatalog;
 

@@ -1084,7 +1084,7 @@ fn a_panic_message_holding_a_registered_secret_is_never_printed_and_serving_cont
 fn two_hundred_thousand_calls_behind_a_busy_slot_are_each_answered_once_in_bounded_memory() {
     const CALLS: i64 = 200_000;
     /// The default `max_pending` (1024), counted with the busy call.
-    const MAX_PENDING: i64 = typed_mcp::DEFAULT_MAX_PENDING as i64;
+    const MAX_PENDING: i64 = typed_mcp::ServerBuilder::DEFAULT_MAX_PENDING as i64;
     let receipts = TempFile::new("flood-receipts.jsonl");
     let mut fx = Fixture::spawn(&["--max-concurrent", "1", "--receipts", receipts.path()]);
     fx.send(tool_call_line("busy", "busy", json!({})));

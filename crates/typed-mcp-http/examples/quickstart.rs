@@ -37,7 +37,7 @@ use std::process::ExitCode;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use typed_mcp::{Server, Shutdown, prompt, prompts, resource, resources, tool, tools};
+use typed_mcp::{Server, prompt, prompts, resource, resources, tool, tools, transport::Shutdown};
 use typed_mcp_http::HttpServer;
 
 /// The sum of two integers.

@@ -4,7 +4,7 @@
 //! Transport checks run first, in this order, each answering with a
 //! single-line JSON-RPC error body (`-32600`) when it fails: `Host`/`Origin`
 //! (403), method (405), `Accept` (406), `Content-Type` (415), body size (413).
-//! Then the router walks its own ladder (see `typed_mcp::core::router`) with
+//! Then the router walks its own ladder (see `typed_mcp::protocol::router`) with
 //! the request's headers as transport facts, and gives the status of every
 //! protocol error.
 
@@ -20,8 +20,8 @@ use futures_util::future::BoxFuture;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
-use typed_mcp::core::router::Headers;
-use typed_mcp::core::{RequestId, RpcError, encode};
+use typed_mcp::protocol::router::Headers;
+use typed_mcp::protocol::{RequestId, RpcError, encode};
 use typed_mcp::transport::{
     Accepted, Connection, Inbound, Inbox, Message, Outbox, Outgoing, Reply, Reservation, Shutdown,
 };

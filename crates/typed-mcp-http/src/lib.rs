@@ -8,7 +8,7 @@
 //! ```no_run
 //! use serde_json::json;
 //! use typed_mcp::wire::CallToolResult;
-//! use typed_mcp::{Server, ToolDecl};
+//! use typed_mcp::{Server, declare::ToolDecl};
 //! use typed_mcp_http::HttpServer;
 //!
 //! #[tokio::main]
@@ -118,7 +118,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::any;
-use typed_mcp::{Server, Shutdown};
+use typed_mcp::{Server, transport::Shutdown};
 
 pub use axum;
 

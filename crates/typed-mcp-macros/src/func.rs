@@ -726,7 +726,7 @@ pub(crate) fn handler_closure(
         .then(|| quote!(let __this = ::typed_mcp::__private::Arc::clone(&__this);));
     if function.is_async {
         quote! {
-            move |#input: #input_ty, __ctx: ::typed_mcp::ToolContext| {
+            move |#input: #input_ty, __ctx: ::typed_mcp::__private::ToolContext| {
                 #clone_this
                 #prelude
                 async move { #body }
@@ -734,7 +734,7 @@ pub(crate) fn handler_closure(
         }
     } else {
         quote! {
-            move |#input: #input_ty, __ctx: ::typed_mcp::ToolContext| {
+            move |#input: #input_ty, __ctx: ::typed_mcp::__private::ToolContext| {
                 #prelude
                 #body
             }

@@ -43,12 +43,14 @@ use crate::func::Kind;
 /// * The return type decides the reply: `T` → structured content with an
 ///   output schema; `Result<T, E>` → the same, or `isError` with `E`'s
 ///   message chain; `Option<T>` → structured `null` for `None`;
-///   `Content`/`Vec<Content>` → content without an output schema;
-///   `CallToolResult` → sent as is; `()` → an empty success;
+///   the library's `ContentBlock`/`Vec<ContentBlock>` → content without an
+///   output schema; `CallToolResult` → sent as is; `()` → an empty success;
 ///   `Answer<T>` → like `T`, or an `input_required` result for
-///   `Answer::NeedsInput`. The choice is made from how the return type is
-///   written (its last path segment), so an alias of `Result` with one
-///   argument (`io::Result<T>`) works too.
+///   `Answer::NeedsInput`. The wrappers (`Result`, `Option`, `Answer`) are
+///   read from how the return type is written (its last path segment), so
+///   an alias of `Result` with one argument (`io::Result<T>`) works too;
+///   what they hold is classified by type, so a type of your own named
+///   `Content` is structured output.
 ///
 /// Arguments, all optional: `name = "..."` (the wire name, by default the
 /// function's), `title = "..."`, the hints `read_only`, `destructive`,

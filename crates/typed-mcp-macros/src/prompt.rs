@@ -112,7 +112,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Err(errors) = cx.check() {
         return emit_with_errors(
             &function,
-            quote!(::typed_mcp::PromptDecl),
+            quote!(::typed_mcp::__private::PromptDecl),
             assertions,
             errors,
         );
@@ -180,7 +180,7 @@ fn generate(function: &Function, args: &PromptArgs, assertions: TokenStream) -> 
         quote!(#p::prompt_blocking)
     };
     let caps = crate::tool::caps_expr(&args.caps);
-    let signature = decl_signature(function, quote!(::typed_mcp::PromptDecl));
+    let signature = decl_signature(function, quote!(::typed_mcp::__private::PromptDecl));
     let bind = bind_this(function);
 
     quote! {

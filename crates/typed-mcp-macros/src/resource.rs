@@ -232,7 +232,7 @@ fn generate(
     let closure = handler_closure(
         function,
         quote!(__request),
-        quote!(::typed_mcp::ResourceRequest),
+        quote!(::typed_mcp::__private::ResourceRequest),
         quote!(#(#prelude)*),
         body,
     );

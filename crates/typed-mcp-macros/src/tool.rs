@@ -146,20 +146,17 @@ pub(crate) fn valid_tool_name(name: &str) -> bool {
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
-/// How the return value becomes a reply, chosen from how the return type is
-/// written.
+/// How the return value becomes a reply. The wrappers (`Result`, `Answer`,
+/// `Option`, `()`) are read from how the return type is written; what is
+/// inside them is classified by its type, not its name (see [`wrap`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Shape {
     /// No return type, or `()`.
     Unit,
-    /// Any other `T`: structured content with an output schema.
-    Structured,
-    /// `Content` / `ContentBlock`.
-    Content,
-    /// `Vec<Content>` / `Vec<ContentBlock>`.
-    Contents,
-    /// `CallToolResult`, used as is.
-    Raw,
+    /// Any other `T`: the library's content types (`ContentBlock`,
+    /// `Vec<ContentBlock>`, `CallToolResult`) by trait, anything else
+    /// structured content with an output schema.
+    Value,
     /// `Option<T>`.
     Optional,
     /// `Result<T, E>` (or an alias `Result<T>`), with the shape of `T`.
@@ -189,12 +186,6 @@ fn type_args(segment: &syn::PathSegment) -> Vec<&Type> {
             .collect(),
         _ => Vec::new(),
     }
-}
-
-fn is_content(ty: &Type) -> bool {
-    last_segment(ty).is_some_and(|s| {
-        (s.ident == "Content" || s.ident == "ContentBlock") && s.arguments.is_none()
-    })
 }
 
 fn is_unit(ty: &Type) -> bool {
@@ -228,7 +219,7 @@ fn shape_of(ty: &Type, level: Level) -> Shape {
         return Shape::Unit;
     }
     let Some(segment) = last_segment(ty) else {
-        return Shape::Structured;
+        return Shape::Value;
     };
     let args = type_args(segment);
     let ident = &segment.ident;
@@ -241,16 +232,7 @@ fn shape_of(ty: &Type, level: Level) -> Shape {
     if ident == "Option" && args.len() == 1 {
         return Shape::Optional;
     }
-    if ident == "CallToolResult" && args.is_empty() {
-        return Shape::Raw;
-    }
-    if is_content(ty) {
-        return Shape::Content;
-    }
-    if ident == "Vec" && args.len() == 1 && is_content(args[0]) {
-        return Shape::Contents;
-    }
-    Shape::Structured
+    Shape::Value
 }
 
 /// `value` wrapped for its shape.
@@ -261,10 +243,15 @@ fn wrap(shape: &Shape, value: TokenStream) -> TokenStream {
             let () = #value;
             #p::Unit
         }),
-        Shape::Structured => quote!(#p::Structured(#value)),
-        Shape::Content => quote!(#p::Contents(::std::vec![#value])),
-        Shape::Contents => quote!(#p::Contents(#value)),
-        Shape::Raw => quote!(#p::Raw(#value)),
+        // Autoref dispatch: `LibraryOutput` is implemented for the library's
+        // content types only and wins when it applies; any other type falls
+        // through to `StructuredOutput`, so a user's own `Content` struct is
+        // structured output.
+        Shape::Value => quote!({
+            use #p::{LibraryOutput as _, StructuredOutput as _};
+            let __leaf = #value;
+            (&#p::Leaf::of(&__leaf)).wrap(__leaf)
+        }),
         Shape::Optional => quote!(#p::Optional(#value)),
         Shape::Fallible(inner) => {
             let inner = wrap(inner, quote!(__value));
@@ -272,7 +259,7 @@ fn wrap(shape: &Shape, value: TokenStream) -> TokenStream {
         }
         Shape::Answer(inner) => {
             let inner = wrap(inner, quote!(__value));
-            quote!(#p::Answered(::typed_mcp::Answer::map(#value, |__value| #inner)))
+            quote!(#p::Answered(::typed_mcp::__private::Answer::map(#value, |__value| #inner)))
         }
     }
 }
@@ -316,7 +303,7 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     if let Err(errors) = cx.check() {
         return emit_with_errors(
             &function,
-            quote!(::typed_mcp::ToolDecl),
+            quote!(::typed_mcp::__private::ToolDecl),
             assertions(&function),
             errors,
         );
@@ -410,7 +397,7 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
     } else {
         quote!(#p::tool_blocking)
     };
-    let signature = decl_signature(function, quote!(::typed_mcp::ToolDecl));
+    let signature = decl_signature(function, quote!(::typed_mcp::__private::ToolDecl));
     let bind = bind_this(function);
 
     quote! {
@@ -465,16 +452,16 @@ mod tests {
     fn shapes_follow_the_written_return_type() {
         assert_eq!(shape(&ReturnType::Default), Shape::Unit);
         assert_eq!(shape_str("()"), Shape::Unit);
-        assert_eq!(shape_str("i64"), Shape::Structured);
-        assert_eq!(shape_str("Vec<Ticket>"), Shape::Structured);
-        assert_eq!(shape_str("Content"), Shape::Content);
-        assert_eq!(shape_str("typed_mcp::wire::ContentBlock"), Shape::Content);
-        assert_eq!(shape_str("Vec<Content>"), Shape::Contents);
-        assert_eq!(shape_str("CallToolResult"), Shape::Raw);
+        assert_eq!(shape_str("i64"), Shape::Value);
+        assert_eq!(shape_str("Vec<Ticket>"), Shape::Value);
+        // Content types are told apart by trait in the generated code.
+        assert_eq!(shape_str("Content"), Shape::Value);
+        assert_eq!(shape_str("typed_mcp::wire::ContentBlock"), Shape::Value);
+        assert_eq!(shape_str("CallToolResult"), Shape::Value);
         assert_eq!(shape_str("Option<Ticket>"), Shape::Optional);
         assert_eq!(
             shape_str("Result<Ticket, DeskError>"),
-            Shape::Fallible(Box::new(Shape::Structured))
+            Shape::Fallible(Box::new(Shape::Value))
         );
         assert_eq!(
             shape_str("anyhow::Result<()>"),
@@ -482,7 +469,7 @@ mod tests {
         );
         assert_eq!(
             shape_str("Result<Vec<ContentBlock>, E>"),
-            Shape::Fallible(Box::new(Shape::Contents))
+            Shape::Fallible(Box::new(Shape::Value))
         );
         assert_eq!(
             shape_str("Result<Option<T>, E>"),
@@ -490,20 +477,20 @@ mod tests {
         );
         assert_eq!(
             shape_str("Answer<Ticket>"),
-            Shape::Answer(Box::new(Shape::Structured))
+            Shape::Answer(Box::new(Shape::Value))
         );
         assert_eq!(
             shape_str("Result<Answer<Vec<Content>>, E>"),
-            Shape::Fallible(Box::new(Shape::Answer(Box::new(Shape::Contents))))
+            Shape::Fallible(Box::new(Shape::Answer(Box::new(Shape::Value))))
         );
         assert_eq!(
             shape_str("Answer<Answer<T>>"),
-            Shape::Answer(Box::new(Shape::Structured))
+            Shape::Answer(Box::new(Shape::Value))
         );
         // A `Result` nested in a model is data.
         assert_eq!(
             shape_str("Result<Result<T, E>, E>"),
-            Shape::Fallible(Box::new(Shape::Structured))
+            Shape::Fallible(Box::new(Shape::Value))
         );
     }
 

@@ -3,7 +3,7 @@
 //! A model chooses which tool to call, so nothing the model reads — a
 //! description, a hint such as `read_only` — may be what lets a call run. A
 //! declaration states the [`Capability`]s it needs (`#[tool(caps = [DESK_WRITE])]`
-//! or [`ToolBuilder::requires`](crate::ToolBuilder::requires)); the host grants
+//! or [`ToolBuilder::requires`](crate::declare::ToolBuilder::requires)); the host grants
 //! capabilities when it builds the server ([`ServerBuilder::grant`],
 //! [`ServerBuilder::allow`], [`ServerBuilder::grant_policy`]). A call runs only
 //! when every capability its declaration names is granted; otherwise it is
@@ -24,6 +24,14 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::context::Principal;
+
+/// The result `_meta` key listing the capabilities a refused tool call lacked.
+pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilities";
+
+/// The JSON-RPC error code of a refused `resources/read` or `prompts/get`
+/// (their results have no error form). Application-defined, so outside the
+/// range JSON-RPC and MCP reserve; `data.missingCapabilities` lists the names.
+pub const NOT_GRANTED: i32 = -31001;
 
 /// A named authority a declaration needs, declared once by the application:
 ///

@@ -4,61 +4,82 @@
 //! `initialize`, every request carries its own `_meta` envelope, and clients
 //! learn what a server offers with `server/discover`.
 //!
-//! This crate is the runtime: declarations ([`ToolDecl`], [`ResourceDecl`],
-//! [`ResourceTemplateDecl`], [`PromptDecl`]), the [`Server`] builder that
-//! validates them all before reading a message, the dispatch of calls (async
-//! handlers on tokio, blocking ones off the executor, a concurrency limit,
-//! cancellation, panics contained), the stdio transport and an in-process
-//! [`testing::TestClient`]. The protocol rules themselves live in
-//! [`typed_mcp_core`], re-exported here as [`core`].
-//!
-//! Governance: declarations name the [`Capability`]s a call needs and the host
-//! grants them ([`capability`]); every call of a declaration leaves one
-//! [`receipt`]; [`secret`] keeps secret values out of schemas, results, errors,
-//! logs and receipts; deadlines and cancellation drop a handler's future; and
-//! each request runs in a [`trace`] span continuing the caller's W3C trace.
+//! Write a function, mark it [`#[tool]`](tool) (or [`resource`], [`prompt`]),
+//! and hand it to the [`Server`] builder: the input schema the model reads,
+//! the decoding of its arguments and the encoding of the result all come from
+//! the function's types, so they cannot drift. [`ServerBuilder::build`] validates
+//! every declaration before a message is read ([`BuildError`] names each
+//! fault); the server then runs calls on tokio (a concurrency limit,
+//! cancellation, deadlines, panics contained) over stdio, over HTTP
+//! (the `typed-mcp-http` crate) or any transport built on [`transport`].
 //!
 //! ```no_run
-//! use serde_json::json;
-//! use typed_mcp::{Server, ToolDecl, ToolError};
-//! use typed_mcp::wire::CallToolResult;
+//! use serde::Deserialize;
+//! use schemars::JsonSchema;
+//! use typed_mcp::{Server, tool, tools};
+//!
+//! /// The two numbers to add.
+//! #[derive(Deserialize, JsonSchema)]
+//! struct Addends {
+//!     /// The first addend.
+//!     a: i64,
+//!     /// The second addend.
+//!     b: i64,
+//! }
+//!
+//! /// Add two integers.
+//! ///
+//! /// # Arguments
+//! /// * `args` - The numbers to add.
+//! #[tool(read_only)]
+//! async fn add(args: Addends) -> i64 {
+//!     args.a + args.b
+//! }
 //!
 //! #[tokio::main]
 //! async fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     let add = ToolDecl::builder("add")
-//!         .description("Add two integers.")
-//!         .input_schema(json!({
-//!             "type": "object",
-//!             "properties": {
-//!                 "a": {"type": "integer", "description": "The first addend."},
-//!                 "b": {"type": "integer", "description": "The second addend."}
-//!             },
-//!             "required": ["a", "b"]
-//!         }))
-//!         .blocking_handler(|args, _ctx| {
-//!             let (Some(a), Some(b)) = (args["a"].as_i64(), args["b"].as_i64()) else {
-//!                 return Err(ToolError::execution("a and b must be integers"));
-//!             };
-//!             Ok(CallToolResult::structured(json!({"sum": a + b})))
-//!         });
 //!     Server::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
-//!         .tool(add)
+//!         .tools(tools![add])
 //!         .build()?
 //!         .serve_stdio()
 //!         .await?;
 //!     Ok(())
 //! }
 //! ```
+//!
+//! What the crate root holds is what a server needs: the [`Server`] and its
+//! [`ServerBuilder`], the per-call [`ToolContext`] and its [`Principal`],
+//! [`Capability`] and [`Secret`], the [`Answer`] a handler gives when it may
+//! ask the client for input first ([`NeedsInput`]), the error types
+//! ([`ToolError`], [`RpcError`], [`BuildError`]), [`blocking`] for
+//! synchronous work, [`Json`] resource contents, [`ResourceUpdates`], and the
+//! macros. The rest lives in modules:
+//!
+//! - [`declare`]: declarations written by hand (dynamic catalogs), with one
+//!   handler shape for tools, resources and prompts;
+//! - [`wire`]: the protocol's messages; [`protocol`]: the I/O-free core they
+//!   are routed by;
+//! - governance: [`capability`] (what a call needs and the host grants),
+//!   [`receipt`] (one per call), [`secret`] (secret values kept out of
+//!   schemas, results, errors, logs and receipts), [`state`] (sealed
+//!   `requestState`), [`trace`] (a span per request continuing the caller's
+//!   W3C trace);
+//! - [`schema`]: the schemas the macros derive, for hand-written declarations;
+//! - [`transport`] and [`middleware`]: the seams for transports and for tower
+//!   layers around handlers;
+//! - [`testing`]: an in-process client for tests.
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
+mod answer;
 pub mod capability;
 mod context;
-mod declare;
+pub mod declare;
 pub mod middleware;
 mod pipeline;
 pub mod receipt;
+pub mod schema;
 pub mod secret;
 mod server;
 pub mod state;
@@ -67,35 +88,38 @@ mod subscribe;
 pub mod testing;
 pub mod trace;
 pub mod transport;
-pub mod typed;
+mod typed;
 
+pub use answer::{Answer, NeedsInput};
 pub use capability::Capability;
 pub use context::{Principal, ToolContext};
-pub use declare::{
-    AnyResourceDecl, CompletionRequest, PromptBuilder, PromptDecl, PromptOutcome, PromptReply,
-    PromptReplyOutcome, ReplyOutcome, ResourceBuilder, ResourceDecl, ResourceOutcome,
-    ResourceReply, ResourceReplyOutcome, ResourceRequest, ResourceTemplateBuilder,
-    ResourceTemplateDecl, ToolBuilder, ToolDecl, ToolError, ToolOutcome, ToolReply,
-};
-pub use pipeline::{CAPABILITY_NOT_GRANTED, MISSING_CAPABILITIES_META_KEY};
-pub use secret::{Redactor, Secret};
-pub use server::{
-    BuildError, DEFAULT_DRAIN_TIMEOUT, DEFAULT_MAX_PENDING, DEFAULT_MAX_PENDING_BYTES,
-    DEFAULT_QUEUE_TIMEOUT, MAX_DEPTH_CEILING, Server, ServerBuilder,
-};
+pub use declare::{ToolError, blocking};
+pub use secret::Secret;
+pub use server::{BuildError, Server, ServerBuilder};
 pub use subscribe::ResourceUpdates;
-pub use transport::Shutdown;
-pub use typed::answer::{Answer, NeedsInput};
-pub use typed_mcp_core as core;
-pub use typed_mcp_core::{RequestId, RpcError, wire};
+pub use typed::resource::Json;
+pub use typed_mcp_core::RpcError;
 pub use typed_mcp_macros::{prompt, prompts, resource, resources, tool, tools};
+
+/// The I/O-free protocol layer (the `typed-mcp-core` crate): the router,
+/// catalog, limits, digests and JSON-RPC encoding the runtime is built on.
+pub use typed_mcp_core as protocol;
+
+/// The MCP 2026-07-28 wire types: descriptors, params, results, content,
+/// and the ids a request carries.
+pub mod wire {
+    pub use typed_mcp_core::wire::*;
+    pub use typed_mcp_core::{ProgressToken, RequestId, code};
+}
 
 /// What generated code refers to. Not a stable API: use the macros.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::declare::{AnyResourceDecl, PromptDecl, ResourceRequest, ToolDecl};
     pub use crate::typed::answer::Answered;
     pub use crate::typed::output::{
-        Contents, Fallible, Optional, Output, OutputShape, Raw, Structured, Unit,
+        Contents, Fallible, Leaf, LibraryOutput, Optional, Output, OutputShape, Raw, Structured,
+        StructuredOutput, Unit,
     };
     pub use crate::typed::prompt::{PromptAttrs, PromptOutput, prompt_async, prompt_blocking};
     pub use crate::typed::resource::{
@@ -108,9 +132,7 @@ pub mod __private {
     pub use crate::wire::{
         CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ResourceContents,
     };
-    pub use crate::{
-        AnyResourceDecl, Capability, PromptDecl, ResourceRequest, RpcError, ToolContext, ToolDecl,
-    };
+    pub use crate::{Answer, Capability, RpcError, ToolContext};
     pub use schemars;
     pub use serde;
     pub use serde_json;

@@ -47,12 +47,12 @@ pub enum BuildError {
     #[error("max_message_bytes must be at least 1")]
     ZeroMaxMessageBytes,
     /// [`max_depth`](ServerBuilder::max_depth) is zero or above
-    /// [`MAX_DEPTH_CEILING`].
+    /// [`ServerBuilder::MAX_DEPTH_CEILING`].
     #[error("max_depth must be between 1 and {ceiling}, found {found}")]
     MaxDepthOutOfRange {
         /// The depth given.
         found: usize,
-        /// The largest accepted, [`MAX_DEPTH_CEILING`].
+        /// The largest accepted, [`ServerBuilder::MAX_DEPTH_CEILING`].
         ceiling: usize,
     },
     /// [`max_concurrent`](ServerBuilder::max_concurrent) is zero or more than
@@ -153,15 +153,6 @@ pub struct ServerBuilder {
     layers: Vec<BoxedLayer>,
 }
 
-/// Default [`ServerBuilder::max_pending`].
-pub const DEFAULT_MAX_PENDING: usize = 1024;
-/// Default [`ServerBuilder::max_pending_bytes`]: 16 MiB.
-pub const DEFAULT_MAX_PENDING_BYTES: usize = 16 * 1024 * 1024;
-/// Default [`ServerBuilder::queue_timeout`].
-pub const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Default [`ServerBuilder::drain_timeout`].
-pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
-
 impl std::fmt::Debug for ServerBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerBuilder")
@@ -171,11 +162,19 @@ impl std::fmt::Debug for ServerBuilder {
     }
 }
 
-/// Deepest `max_depth` accepted: deeper values would let a message exhaust the
-/// stack of the thread that parses it.
-pub const MAX_DEPTH_CEILING: usize = 4096;
-
 impl ServerBuilder {
+    /// Default [`max_pending`](Self::max_pending).
+    pub const DEFAULT_MAX_PENDING: usize = 1024;
+    /// Default [`max_pending_bytes`](Self::max_pending_bytes): 16 MiB.
+    pub const DEFAULT_MAX_PENDING_BYTES: usize = 16 * 1024 * 1024;
+    /// Default [`queue_timeout`](Self::queue_timeout).
+    pub const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default [`drain_timeout`](Self::drain_timeout).
+    pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Deepest [`max_depth`](Self::max_depth) accepted: deeper values would
+    /// let a message exhaust the stack of the thread that parses it.
+    pub const MAX_DEPTH_CEILING: usize = 4096;
+
     /// Display name of the server.
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.options.server_info.title = Some(title.into());
@@ -245,7 +244,7 @@ impl ServerBuilder {
         self
     }
 
-    /// Deepest accepted JSON nesting (default 128, at most [`MAX_DEPTH_CEILING`]).
+    /// Deepest accepted JSON nesting (default 128, at most [`Self::MAX_DEPTH_CEILING`]).
     pub fn max_depth(mut self, depth: usize) -> Self {
         self.limits.max_depth = depth;
         self
@@ -261,7 +260,7 @@ impl ServerBuilder {
     /// Calls accepted and not yet finished — waiting for a slot or running —
     /// beyond which a new call is answered at once with `-31002` (server
     /// overloaded; HTTP `503` with `Retry-After`) and its receipt says
-    /// `overloaded` (default [`DEFAULT_MAX_PENDING`]). Subscriptions are not
+    /// `overloaded` (default [`Self::DEFAULT_MAX_PENDING`]). Subscriptions are not
     /// counted. See [`transport`](crate::transport) for the whole design.
     pub fn max_pending(mut self, calls: usize) -> Self {
         self.max_pending = calls;
@@ -270,7 +269,7 @@ impl ServerBuilder {
 
     /// Bytes of requests accepted and not yet answered (each request counts
     /// its size until its reply is written; default
-    /// [`DEFAULT_MAX_PENDING_BYTES`], at least `max_message_bytes`). A request
+    /// [`Self::DEFAULT_MAX_PENDING_BYTES`], at least `max_message_bytes`). A request
     /// that finds no room makes the transport wait before reading more, up to
     /// [`queue_timeout`](Self::queue_timeout).
     pub fn max_pending_bytes(mut self, bytes: usize) -> Self {
@@ -280,7 +279,7 @@ impl ServerBuilder {
 
     /// How long a request waits for room under
     /// [`max_pending_bytes`](Self::max_pending_bytes) before it is shed as
-    /// overloaded (default [`DEFAULT_QUEUE_TIMEOUT`]). Once one has waited in
+    /// overloaded (default [`Self::DEFAULT_QUEUE_TIMEOUT`]). Once one has waited in
     /// vain, further requests are shed at once until room frees.
     pub fn queue_timeout(mut self, wait: Duration) -> Self {
         self.queue_timeout = wait;
@@ -289,7 +288,7 @@ impl ServerBuilder {
 
     /// How long calls in flight may still run at end of input or on a
     /// [`Shutdown`](crate::transport::Shutdown) before they are cancelled,
-    /// each with its receipt (default [`DEFAULT_DRAIN_TIMEOUT`]).
+    /// each with its receipt (default [`Self::DEFAULT_DRAIN_TIMEOUT`]).
     pub fn drain_timeout(mut self, deadline: Duration) -> Self {
         self.drain_timeout = deadline;
         self
@@ -441,10 +440,10 @@ impl ServerBuilder {
         if self.limits.max_message_bytes == 0 {
             return Err(BuildError::ZeroMaxMessageBytes);
         }
-        if !(1..=MAX_DEPTH_CEILING).contains(&self.limits.max_depth) {
+        if !(1..=Self::MAX_DEPTH_CEILING).contains(&self.limits.max_depth) {
             return Err(BuildError::MaxDepthOutOfRange {
                 found: self.limits.max_depth,
-                ceiling: MAX_DEPTH_CEILING,
+                ceiling: Self::MAX_DEPTH_CEILING,
             });
         }
         if self.max_concurrent == 0 || self.max_concurrent > Semaphore::MAX_PERMITS {
@@ -608,10 +607,10 @@ impl ServerBuilder {
 }
 
 pub(crate) type ToolHandler =
-    Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ReplyOutcome>;
-type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceReplyOutcome>;
+    Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ToolReply>;
+type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceReply>;
 type PromptHandler =
-    Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReplyOutcome>;
+    Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReply>;
 
 /// What running one tool needs besides its catalog entry.
 pub(crate) struct ToolSlot {
@@ -653,7 +652,8 @@ pub(crate) struct Inner {
 /// catalog and shares one concurrency limit.
 ///
 /// ```
-/// use typed_mcp::{Server, ToolDecl};
+/// use typed_mcp::Server;
+/// use typed_mcp::declare::ToolDecl;
 /// use typed_mcp::wire::CallToolResult;
 ///
 /// let server = Server::new("demo", "1.0.0")
@@ -701,10 +701,10 @@ impl Server {
             default_timeout: None,
             hide_ungranted: false,
             redactor: Ok(Redactor::default()),
-            max_pending: DEFAULT_MAX_PENDING,
-            max_pending_bytes: DEFAULT_MAX_PENDING_BYTES,
-            queue_timeout: DEFAULT_QUEUE_TIMEOUT,
-            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
+            max_pending: ServerBuilder::DEFAULT_MAX_PENDING,
+            max_pending_bytes: ServerBuilder::DEFAULT_MAX_PENDING_BYTES,
+            queue_timeout: ServerBuilder::DEFAULT_QUEUE_TIMEOUT,
+            drain_timeout: ServerBuilder::DEFAULT_DRAIN_TIMEOUT,
             layers: Vec::new(),
         }
     }

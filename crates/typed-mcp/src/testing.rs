@@ -3,7 +3,8 @@
 //!
 //! ```
 //! use typed_mcp::testing::TestClient;
-//! use typed_mcp::{Server, ToolDecl};
+//! use typed_mcp::Server;
+//! use typed_mcp::declare::ToolDecl;
 //! use typed_mcp::wire::CallToolResult;
 //! use serde_json::json;
 //!

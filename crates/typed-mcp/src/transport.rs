@@ -37,7 +37,8 @@
 //!
 //! ```
 //! use typed_mcp::transport::{Connection, Inbound, Message, Outbox};
-//! use typed_mcp::{Server, ToolDecl};
+//! use typed_mcp::Server;
+//! use typed_mcp::declare::ToolDecl;
 //! use typed_mcp::wire::CallToolResult;
 //!
 //! # #[tokio::main(flavor = "current_thread")]

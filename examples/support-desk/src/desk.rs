@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use typed_mcp::typed::resource::Json;
+use typed_mcp::Json;
 use typed_mcp::wire::PromptMessage;
 use typed_mcp::{
     Capability, ResourceUpdates, Server, ServerBuilder, prompt, prompts, resource, resources, tool,

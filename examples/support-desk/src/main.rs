@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use typed_mcp::receipt::JsonLinesSink;
-use typed_mcp::{Server, Shutdown};
+use typed_mcp::{Server, transport::Shutdown};
 use typed_mcp_http::HttpServer;
 
 use crate::desk::Desk;

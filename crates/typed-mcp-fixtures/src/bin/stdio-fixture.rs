@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use typed_mcp::wire::CallToolResult;
-use typed_mcp::{RequestId, Server, ServerBuilder, ToolDecl, ToolError};
+use typed_mcp::{Server, ServerBuilder, ToolError, declare::ToolDecl, wire::RequestId};
 
 /// `slow` handlers running right now.
 static SLOW_RUNNING: AtomicUsize = AtomicUsize::new(0);
@@ -133,35 +133,37 @@ fn panic_now() -> ToolDecl {
 fn panic_blocking() -> ToolDecl {
     ToolDecl::builder("panic_blocking")
         .description("Panic inside a blocking handler.")
-        .blocking_handler(|_args, _ctx| boom())
+        .handler(|_args, _ctx| typed_mcp::blocking(boom))
 }
 
-fn boom() -> typed_mcp::ToolOutcome {
+fn boom() -> Result<CallToolResult, typed_mcp::ToolError> {
     panic!("fixture panic: panic_now was called")
 }
 
 fn print_stdout() -> ToolDecl {
     ToolDecl::builder("print_stdout")
         .description("Write to file descriptor 1 three ways, then answer \"printed\".")
-        .blocking_handler(|_args, _ctx| {
-            println!("hi from println");
-            // SAFETY: `LIBC_TEXT` is a valid, initialised buffer of exactly the
-            // length passed, alive for the whole call; writing to fd 1 touches no
-            // Rust-owned memory, and a failed write just returns -1.
-            let written = unsafe { libc::write(1, LIBC_TEXT.as_ptr().cast(), LIBC_TEXT.len()) };
-            if written != LIBC_TEXT.len() as isize {
-                return Err(ToolError::execution(format!(
-                    "libc::write(1) wrote {written} bytes"
-                )));
-            }
-            let status = std::process::Command::new("sh")
-                .args(["-c", "echo hi from child"])
-                .status()
-                .map_err(|e| ToolError::execution(format!("could not run sh: {e}")))?;
-            if !status.success() {
-                return Err(ToolError::execution(format!("sh failed: {status}")));
-            }
-            Ok(CallToolResult::text("printed"))
+        .handler(|_args, _ctx| {
+            typed_mcp::blocking(move || {
+                println!("hi from println");
+                // SAFETY: `LIBC_TEXT` is a valid, initialised buffer of exactly the
+                // length passed, alive for the whole call; writing to fd 1 touches no
+                // Rust-owned memory, and a failed write just returns -1.
+                let written = unsafe { libc::write(1, LIBC_TEXT.as_ptr().cast(), LIBC_TEXT.len()) };
+                if written != LIBC_TEXT.len() as isize {
+                    return Err(ToolError::execution(format!(
+                        "libc::write(1) wrote {written} bytes"
+                    )));
+                }
+                let status = std::process::Command::new("sh")
+                    .args(["-c", "echo hi from child"])
+                    .status()
+                    .map_err(|e| ToolError::execution(format!("could not run sh: {e}")))?;
+                if !status.success() {
+                    return Err(ToolError::execution(format!("sh failed: {status}")));
+                }
+                Ok(CallToolResult::text("printed"))
+            })
         })
 }
 
@@ -188,18 +190,20 @@ fn sleep_forever() -> ToolDecl {
 fn spin_until_cancelled() -> ToolDecl {
     ToolDecl::builder("spin_until_cancelled")
         .description("A blocking handler that polls for cancellation every 5 ms.")
-        .blocking_handler(|_args, ctx| {
-            let id = ctx.request_id().clone();
-            eprintln!("SPIN started id={id}");
-            let deadline = std::time::Instant::now() + Duration::from_secs(3600);
-            while !ctx.is_cancelled() {
-                if std::time::Instant::now() > deadline {
-                    return Ok(CallToolResult::text("never cancelled"));
+        .handler(|_args, ctx| {
+            typed_mcp::blocking(move || {
+                let id = ctx.request_id().clone();
+                eprintln!("SPIN started id={id}");
+                let deadline = std::time::Instant::now() + Duration::from_secs(3600);
+                while !ctx.is_cancelled() {
+                    if std::time::Instant::now() > deadline {
+                        return Ok(CallToolResult::text("never cancelled"));
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
                 }
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            eprintln!("SPIN saw cancellation id={id}");
-            Ok(CallToolResult::text("cancelled, answering anyway"))
+                eprintln!("SPIN saw cancellation id={id}");
+                Ok(CallToolResult::text("cancelled, answering anyway"))
+            })
         })
 }
 
@@ -231,7 +235,7 @@ fn block_ms() -> ToolDecl {
             "required": ["ms"],
             "additionalProperties": false
         }))
-        .blocking_handler(|args, _ctx| {
+        .handler(|args, _ctx| typed_mcp::blocking(move || {
             let ms = args
                 .get("ms")
                 .and_then(Value::as_u64)
@@ -239,7 +243,7 @@ fn block_ms() -> ToolDecl {
             let _gauge = BlockGauge::enter();
             std::thread::sleep(Duration::from_millis(ms));
             Ok(CallToolResult::text("blocked"))
-        })
+        }))
 }
 
 fn block_max_seen() -> ToolDecl {
@@ -261,10 +265,10 @@ fn panic_with_secret() -> ToolDecl {
 fn panic_with_secret_blocking() -> ToolDecl {
     ToolDecl::builder("panic_with_secret_blocking")
         .description("Panic in a blocking handler with a message holding the --secret value.")
-        .blocking_handler(|_args, _ctx| leak_secret())
+        .handler(|_args, _ctx| typed_mcp::blocking(leak_secret))
 }
 
-fn leak_secret() -> typed_mcp::ToolOutcome {
+fn leak_secret() -> Result<CallToolResult, typed_mcp::ToolError> {
     let secret = SECRET.get().map_or("<no --secret given>", String::as_str);
     panic!("fixture panic: the API key is {secret}, do not print it")
 }
@@ -322,7 +326,7 @@ fn busy() -> ToolDecl {
 fn child_stdin_kind() -> ToolDecl {
     ToolDecl::builder("child_stdin_kind")
         .description("Run a child with inherited stdin; answer \"pipe\" if it could read the protocol pipe, else what it got.")
-        .blocking_handler(|_args, _ctx| {
+        .handler(|_args, _ctx| typed_mcp::blocking(move || {
             let output = std::process::Command::new("sh")
                 .args(["-c", "if [ -p /dev/stdin ]; then echo pipe; elif [ -c /dev/stdin ]; then echo char-device; else echo other; fi"])
                 // `output()` would give the child /dev/null; inherit like `status()`.
@@ -331,7 +335,7 @@ fn child_stdin_kind() -> ToolDecl {
                 .output()
                 .map_err(|e| ToolError::execution(format!("could not run sh: {e}")))?;
             Ok(CallToolResult::text(String::from_utf8_lossy(&output.stdout).trim()))
-        })
+        }))
 }
 
 const USAGE: &str = "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N] \

@@ -7,7 +7,7 @@ use serde_json::json;
 use tokio::sync::{Notify, Semaphore};
 use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
 use typed_mcp::wire::CallToolResult;
-use typed_mcp::{Shutdown, ToolDecl};
+use typed_mcp::{declare::ToolDecl, transport::Shutdown};
 
 use crate::support::{PATIENCE, Probe, Req, builder, serve_http, wait_for};
 

@@ -9,7 +9,7 @@ use axum::middleware::{self, Next};
 use axum::response::Response;
 use serde_json::json;
 use typed_mcp::wire::CallToolResult;
-use typed_mcp::{Principal, Server, ToolDecl};
+use typed_mcp::{Principal, Server, declare::ToolDecl};
 
 use crate::support::{Client, Req, serve, serve_http};
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use typed_mcp::wire::ResourceContents;
-use typed_mcp::{ResourceDecl, Server};
+use typed_mcp::{Server, declare::ResourceDecl};
 
 use crate::support::{PATIENCE, Req, serve_http, sse_events};
 

@@ -14,7 +14,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value, json};
 use tokio::sync::Notify;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
-use typed_mcp::{Server, ServerBuilder, ToolDecl, ToolError};
+use typed_mcp::{Server, ServerBuilder, ToolError, declare::ToolDecl};
 use typed_mcp_http::HttpServer;
 
 /// Long enough that nothing times out on a loaded machine; tests never assert

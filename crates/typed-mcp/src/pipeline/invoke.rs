@@ -13,16 +13,14 @@ use typed_mcp_core::{RequestId, RpcError, Target, encode};
 
 use super::record::CallRecord;
 use super::{Slot, Stopped};
+use crate::answer::{Answer, NeedsInput, check_input_requests};
 use crate::context::{CallNote, Principal, ToolContext};
-use crate::declare::{
-    CompletionRequest, PromptReply, ResourceReply, ResourceRequest, ToolError, ToolReply,
-};
+use crate::declare::{CompletionRequest, ResourceRequest, ToolError};
 use crate::receipt::Outcome;
 use crate::server::Server;
 use crate::state::{BindingDigest, StateBinding};
 use crate::subscribe;
 use crate::transport::Reply;
-use crate::typed::answer::check_input_requests;
 
 impl Server {
     /// Verifies the `requestState` of a retry and hands its plaintext to the
@@ -49,14 +47,19 @@ impl Server {
         Ok(())
     }
 
-    /// Encodes an `input_required` result, sealing its state for this request.
+    /// Encodes an `input_required` result, sealing its state for this
+    /// request; refuses (`-32021`) to ask for a kind of input the client did
+    /// not declare.
     fn input_required(
         &self,
         id: &RequestId,
         name: &str,
-        mut asked: InputRequiredResult,
+        needs: NeedsInput,
         binding: &BindingDigest,
+        ctx: &ToolContext,
     ) -> Result<Vec<u8>, RpcError> {
+        let mut asked: InputRequiredResult = needs.into_result();
+        check_input_requests(&asked, ctx)?;
         if asked.input_requests.as_ref().is_none_or(|r| r.is_empty())
             && asked.request_state.is_none()
         {
@@ -209,14 +212,14 @@ impl Server {
                     Err(stopped) => return Err(self.stopped("tool", name, stopped, outcome)),
                 };
                 let mut result = match outcome_of_handler {
-                    Ok(ToolReply::Complete(result)) => result,
-                    Ok(ToolReply::InputRequired(asked)) => {
+                    Ok(Answer::Done(result)) => result,
+                    Ok(Answer::NeedsInput(asked)) => {
                         let Some(binding) = &binding else {
                             return Err(RpcError::internal(format!(
                                 "tool {name:?} asked for input but was declared with a handler that cannot"
                             )));
                         };
-                        let body = self.input_required(id, name, asked, binding)?;
+                        let body = self.input_required(id, name, asked, binding, &ctx)?;
                         *outcome = Some(Outcome::InputRequired);
                         return Ok(body);
                     }
@@ -289,10 +292,9 @@ impl Server {
                     .await
                     .map_err(|stopped| self.stopped("resource", &uri, stopped, outcome))??;
                 let contents = match reply {
-                    ResourceReply::Complete(contents) => contents,
-                    ResourceReply::InputRequired(asked) => {
-                        check_input_requests(&asked, &ctx)?;
-                        let body = self.input_required(id, &uri, asked, &binding)?;
+                    Answer::Done(contents) => contents,
+                    Answer::NeedsInput(asked) => {
+                        let body = self.input_required(id, &uri, asked, &binding, &ctx)?;
                         *outcome = Some(Outcome::InputRequired);
                         return Ok(body);
                     }
@@ -333,14 +335,13 @@ impl Server {
                     .await
                     .map_err(|stopped| self.stopped("prompt", name, stopped, outcome))??;
                 match reply {
-                    PromptReply::Complete(mut result) => {
+                    Answer::Done(mut result) => {
                         result.result_type = ResultType::Complete;
                         result.meta.server_info = Some(catalog.server_info().clone());
                         Ok(encode::result(id, &result))
                     }
-                    PromptReply::InputRequired(asked) => {
-                        check_input_requests(&asked, &ctx)?;
-                        let body = self.input_required(id, name, asked, &binding)?;
+                    Answer::NeedsInput(asked) => {
+                        let body = self.input_required(id, name, asked, &binding, &ctx)?;
                         *outcome = Some(Outcome::InputRequired);
                         Ok(body)
                     }

@@ -54,10 +54,9 @@ use tracing::Instrument as _;
 use typed_mcp_core::{Answer, Call, RequestId, RpcError, Target, code};
 
 pub(crate) use record::CallRecord;
-pub use record::{CAPABILITY_NOT_GRANTED, MISSING_CAPABILITIES_META_KEY};
 
 use crate::context::{Principal, ToolContext};
-use crate::declare::Handler;
+use crate::declare::{Handler, holding_slot};
 use crate::middleware::{BoxError, HandlerCall, HandlerDone};
 use crate::receipt::Outcome;
 use crate::secret::Redactor;
@@ -460,47 +459,26 @@ async fn refuse(
     Accepted::Answered { http_status }
 }
 
-/// Runs a handler, async or blocking, inside its context; a panic becomes
-/// `Err` with the panic's message. A blocking handler keeps `slot` until its
-/// thread returns.
+/// Runs a handler inside its context; a panic becomes `Err` with the panic's
+/// message. The handler holds `slot` until its future is done or dropped,
+/// unless [`blocking`](crate::blocking) work takes it along to its thread.
 async fn run_handler<I: Send + 'static, O: Send + 'static>(
     handler: Handler<I, O>,
     input: I,
     ctx: ToolContext,
     slot: Slot,
 ) -> Result<O, String> {
-    {
-        match handler {
-            Handler::Async(f) => {
-                // Held until the handler's future is done or dropped.
-                let _slot = slot;
-                let scoped = ctx.clone();
-                // Code a handler runs before its first await sees the context too.
-                let future = std::panic::catch_unwind(AssertUnwindSafe(move || {
-                    let inner = ctx.clone();
-                    ctx.enter(|| f(input, inner))
-                }))
-                .map_err(panic_message)?;
-                AssertUnwindSafe(scoped.run_in(future))
-                    .catch_unwind()
-                    .await
-                    .map_err(panic_message)
-            }
-            Handler::Blocking(f) => tokio::task::spawn_blocking(move || {
-                let _slot = slot;
-                let inner = ctx.clone();
-                ctx.enter(|| f(input, inner))
-            })
-            .await
-            .map_err(|e| {
-                if e.is_panic() {
-                    panic_message(e.into_panic())
-                } else {
-                    "the blocking task was cancelled".to_owned()
-                }
-            }),
-        }
-    }
+    let scoped = ctx.clone();
+    // Code a handler runs before its first await sees the context too.
+    let future = std::panic::catch_unwind(AssertUnwindSafe(move || {
+        let inner = ctx.clone();
+        ctx.enter(|| handler(input, inner))
+    }))
+    .map_err(panic_message)?;
+    AssertUnwindSafe(holding_slot(slot, scoped.run_in(future)))
+        .catch_unwind()
+        .await
+        .map_err(panic_message)
 }
 
 fn panic_message(payload: Box<dyn Any + Send>) -> String {

@@ -16,13 +16,7 @@ use crate::receipt::{Outcome, Receipt};
 use crate::server::Server;
 use crate::trace::TraceContext;
 
-/// The result `_meta` key listing the capabilities a refused tool call lacked.
-pub const MISSING_CAPABILITIES_META_KEY: &str = "rs.typed-mcp/missingCapabilities";
-
-/// The JSON-RPC error code of a refused `resources/read` or `prompts/get`
-/// (their results have no error form). Application-defined, so outside the
-/// range JSON-RPC and MCP reserve; `data.missingCapabilities` lists the names.
-pub const CAPABILITY_NOT_GRANTED: i32 = -31001;
+use crate::capability::{MISSING_CAPABILITIES_META_KEY, NOT_GRANTED as CAPABILITY_NOT_GRANTED};
 
 impl Server {
     /// Checks that `principal` holds every capability the call's declaration

@@ -32,7 +32,7 @@ impl Server {
     /// Any tokio runtime works. A current-thread runtime
     /// (`#[tokio::main(flavor = "current_thread")]`) is the cheapest for stdio:
     /// the measured CPU per call is about half that of the multi-thread default,
-    /// and handlers declared with `blocking_handler` still run off the executor.
+    /// and [`blocking`](crate::blocking) work still runs off the executor.
     /// Stdin is read on a thread of its own, so a server stopped by a
     /// [`Shutdown`] while the client keeps its end open still exits. (A
     /// blocking handler still running when `main` returns keeps the runtime

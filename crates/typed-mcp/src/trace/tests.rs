@@ -440,7 +440,7 @@ fn a_served_call_runs_in_its_request_span_and_the_handlers_spans_nest_under_it()
 
     let server = crate::Server::new("traced", "0.1.0")
         .tool(
-            crate::ToolDecl::builder("work")
+            crate::declare::ToolDecl::builder("work")
                 .description("Do some traced work.")
                 .handler(|_args, _ctx| {
                     async { Ok(crate::wire::CallToolResult::text("done")) }
@@ -483,7 +483,7 @@ fn requests_the_router_answers_run_in_a_request_span_with_a_trace_id() {
 
     let server = crate::Server::new("traced", "0.1.0")
         .tool(
-            crate::ToolDecl::builder("work")
+            crate::declare::ToolDecl::builder("work")
                 .description("Do some traced work.")
                 .handler(|_args, _ctx| async { Ok(crate::wire::CallToolResult::text("done")) }),
         )

@@ -26,7 +26,7 @@ pub const ARGUMENT_ERRORS_META_KEY: &str = "rs.typed-mcp/argumentErrors";
 
 /// One problem with one argument.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ArgumentProblem {
+pub(crate) struct ArgumentProblem {
     /// Where, as a readable path (`limit`, `filters.tags[2]`); empty for the
     /// arguments object itself.
     pub path: String,
@@ -46,7 +46,7 @@ const DECODE_WITHHELD: &str =
 
 /// Validates arguments against one tool's input schema.
 #[derive(Debug)]
-pub struct ArgumentValidator {
+pub(crate) struct ArgumentValidator {
     validator: Validator,
     /// The input schema, kept when it has secret (`writeOnly`) parts.
     secrets: Option<Value>,
@@ -55,7 +55,7 @@ pub struct ArgumentValidator {
 impl ArgumentValidator {
     /// Compiles the validator for a derived input schema. Derived schemas always
     /// compile; a failure is a bug in the schema generator and is reported as such.
-    pub fn new(schema: &Value) -> Result<Self, String> {
+    pub(crate) fn new(schema: &Value) -> Result<Self, String> {
         let secrets = schema::has_secrets(schema).then(|| schema.clone());
         jsonschema::draft202012::options()
             .build(schema)
@@ -65,7 +65,7 @@ impl ArgumentValidator {
 
     /// Every problem with `arguments`, sorted by path then keyword; empty when
     /// they are valid. No message includes the value of a secret argument.
-    pub fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {
+    pub(crate) fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {
         let mut problems = Vec::new();
         for error in self.validator.iter_errors(arguments) {
             self.collect(&error, &mut problems);
@@ -80,7 +80,10 @@ impl ArgumentValidator {
     /// (the schema accepted what the type refused, as a custom `Deserialize`
     /// may) is one problem at the arguments object, with no secret value in
     /// its message.
-    pub fn decode<A: DeserializeOwned>(&self, arguments: Value) -> Result<A, Vec<ArgumentProblem>> {
+    pub(crate) fn decode<A: DeserializeOwned>(
+        &self,
+        arguments: Value,
+    ) -> Result<A, Vec<ArgumentProblem>> {
         let problems = self.problems(&arguments);
         if !problems.is_empty() {
             return Err(problems);
@@ -346,7 +349,7 @@ fn describe(kind: &ValidationErrorKind, fallback: &str) -> String {
 
 /// The `isError` result that reports every argument problem: one readable line
 /// per problem in `content`, the machine-readable list in `_meta`.
-pub fn invalid_arguments_result(tool: &str, problems: &[ArgumentProblem]) -> CallToolResult {
+pub(crate) fn invalid_arguments_result(tool: &str, problems: &[ArgumentProblem]) -> CallToolResult {
     let mut text = format!("invalid arguments for tool {tool:?}:");
     for p in problems {
         let at = if p.path.is_empty() {

@@ -5,12 +5,12 @@
 //! once) and only then decoded, so a bad argument never reaches the function.
 //! Its return type decides the reply and the output schema (see [`output`]).
 
-pub mod answer;
-pub mod args;
-pub mod output;
-pub mod prompt;
-pub mod resource;
-pub mod schema;
+pub(crate) mod answer;
+pub(crate) mod args;
+pub(crate) mod output;
+pub(crate) mod prompt;
+pub(crate) mod resource;
+pub(crate) mod schema;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -21,8 +21,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
 
+use crate::answer::Answer;
 use crate::context::{CallNote, ToolContext};
-use crate::declare::{ReplyOutcome, ToolDecl};
+use crate::declare::{ToolDecl, ToolReply, blocking};
 use args::{ArgumentValidator, invalid_arguments_result};
 use output::{Output, OutputShape};
 
@@ -85,21 +86,22 @@ impl TypedTool {
             })
     }
 
-    fn finish<O: Output>(&self, value: O, ctx: &ToolContext) -> ReplyOutcome {
+    fn finish<O: Output>(&self, value: O, ctx: &ToolContext) -> ToolReply {
         if let Some(identity) = value.error_identity() {
             ctx.note(CallNote::Error {
                 error_type: identity.error_type,
                 variant: identity.variant,
             });
         }
-        let reply = value.into_outcome(&self.output)?;
+        let reply = value.into_outcome(&self.output);
         self.output.check(self.name, &reply)?;
-        answer::check_client_capabilities(&reply, ctx)?;
-        Ok(reply)
+        reply
     }
 }
 
-fn builder<A: JsonSchema, O: Output>(attrs: &ToolAttrs) -> (crate::ToolBuilder, Arc<TypedTool>) {
+fn builder<A: JsonSchema, O: Output>(
+    attrs: &ToolAttrs,
+) -> (crate::declare::ToolBuilder, Arc<TypedTool>) {
     let input_schema = schema::input_schema_for::<A>();
     let typed = Arc::new(TypedTool::new::<O>(attrs, &input_schema));
     let mut annotations = ToolAnnotations::default();
@@ -134,7 +136,7 @@ where
 {
     let (builder, typed) = builder::<A, O>(&attrs);
     let f = Arc::new(f);
-    let mut decl = builder.reply_handler(move |arguments, ctx| {
+    let mut decl = builder.handler(move |arguments, ctx| {
         let decoded = typed.decode::<A>(arguments, &ctx);
         let typed = typed.clone();
         let f = f.clone();
@@ -144,7 +146,7 @@ where
                     let value = f(args, ctx.clone()).await;
                     typed.finish(value, &ctx)
                 }
-                Err(invalid) => Ok(invalid.into()),
+                Err(invalid) => Ok(Answer::Done(invalid)),
             }
         }
     });
@@ -160,14 +162,17 @@ where
     O: Output,
 {
     let (builder, typed) = builder::<A, O>(&attrs);
-    let mut decl = builder.blocking_reply_handler(move |arguments, ctx| {
-        match typed.decode::<A>(arguments, &ctx) {
+    let f = Arc::new(f);
+    let mut decl = builder.handler(move |arguments, ctx| {
+        let typed = typed.clone();
+        let f = f.clone();
+        blocking(move || match typed.decode::<A>(arguments, &ctx) {
             Ok(args) => {
                 let value = f(args, ctx.clone());
                 typed.finish(value, &ctx)
             }
-            Err(invalid) => Ok(invalid.into()),
-        }
+            Err(invalid) => Ok(Answer::Done(invalid)),
+        })
     });
     decl.asks_input = O::ASKS_INPUT;
     decl

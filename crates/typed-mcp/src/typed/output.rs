@@ -1,6 +1,7 @@
 //! The return type decides the reply: how a typed tool's value becomes a
 //! `CallToolResult`, and the output schema that goes with it.
 
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
@@ -10,7 +11,8 @@ use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::{CallToolResult, ContentBlock};
 
 use super::schema::{WRAPPED_RESULT_KEY, output_is_wrapped, output_schema_for};
-use crate::declare::{ReplyOutcome, ToolError, ToolReply};
+use crate::answer::Answer;
+use crate::declare::{ToolError, ToolReply};
 
 /// What a return type declares, computed once per declaration.
 #[derive(Debug, Clone, Default)]
@@ -43,7 +45,7 @@ impl OutputShape {
     /// In debug builds, refuses structured content that does not match the
     /// advertised schema: drift is a bug in the server, not in the client.
     pub(crate) fn check(&self, tool: &str, reply: &ToolReply) -> Result<(), RpcError> {
-        let ToolReply::Complete(result) = reply else {
+        let Ok(Answer::Done(result)) = reply else {
             return Ok(());
         };
         let (Some(validator), Some(value)) = (&self.validator, &result.structured_content) else {
@@ -83,7 +85,7 @@ pub trait Output: Send + 'static {
     /// The output schema and wrapping of this type.
     fn describe() -> OutputShape;
     /// The reply for this value.
-    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome;
+    fn into_outcome(self, shape: &OutputShape) -> ToolReply;
 
     /// For a typed error, its identity (Rust type, and variant when it has
     /// one), recorded in the call's receipt.
@@ -125,6 +127,66 @@ fn variant_name(debug: &str) -> Option<String> {
     (shaped && ident.starts_with(|c: char| c.is_ascii_uppercase())).then(|| ident.to_owned())
 }
 
+/// The type of a returned value, for the autoref dispatch generated code runs
+/// on it: `(&Leaf::of(&value)).wrap(value)` finds [`LibraryOutput`] when the
+/// value is one of the library's content types (a method on `&Leaf<T>`) and
+/// falls back to [`StructuredOutput`] (a method on `&&Leaf<T>`) otherwise.
+/// The choice is by type, so a user's own type named `Content` is structured.
+pub struct Leaf<T>(PhantomData<fn() -> T>);
+
+impl<T> Leaf<T> {
+    /// The leaf of `value`'s type.
+    pub fn of(_value: &T) -> Self {
+        Leaf(PhantomData)
+    }
+}
+
+/// The library's content types: content without an output schema.
+pub trait LibraryOutput {
+    /// The returned type.
+    type Value;
+    /// Its reply.
+    type Output: Output;
+    /// Wraps the value.
+    fn wrap(&self, value: Self::Value) -> Self::Output;
+}
+
+impl LibraryOutput for Leaf<ContentBlock> {
+    type Value = ContentBlock;
+    type Output = Contents;
+    fn wrap(&self, value: ContentBlock) -> Contents {
+        Contents(vec![value])
+    }
+}
+
+impl LibraryOutput for Leaf<Vec<ContentBlock>> {
+    type Value = Vec<ContentBlock>;
+    type Output = Contents;
+    fn wrap(&self, value: Vec<ContentBlock>) -> Contents {
+        Contents(value)
+    }
+}
+
+impl LibraryOutput for Leaf<CallToolResult> {
+    type Value = CallToolResult;
+    type Output = Raw;
+    fn wrap(&self, value: CallToolResult) -> Raw {
+        Raw(value)
+    }
+}
+
+/// Any other type: structured content (it must have a JSON form).
+pub trait StructuredOutput<T> {
+    /// Wraps the value.
+    fn wrap(&self, value: T) -> Structured<T>;
+}
+
+impl<T> StructuredOutput<T> for &Leaf<T> {
+    fn wrap(&self, value: T) -> Structured<T> {
+        Structured(value)
+    }
+}
+
 /// A value with a JSON form: `structuredContent` plus the same JSON as text.
 #[derive(Debug)]
 pub struct Structured<T>(pub T);
@@ -134,7 +196,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Structured<T> {
         OutputShape::structured(output_schema_for::<T>(), output_is_wrapped::<T>())
     }
 
-    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome {
+    fn into_outcome(self, shape: &OutputShape) -> ToolReply {
         let value = serde_json::to_value(self.0).map_err(|e| {
             ToolError::Protocol(RpcError::internal(format!(
                 "the tool's result could not be encoded as JSON: {e}"
@@ -158,7 +220,7 @@ impl Output for Contents {
         OutputShape::default()
     }
 
-    fn into_outcome(self, _: &OutputShape) -> ReplyOutcome {
+    fn into_outcome(self, _: &OutputShape) -> ToolReply {
         Ok(CallToolResult::content(self.0).into())
     }
 }
@@ -172,7 +234,7 @@ impl Output for Raw {
         OutputShape::default()
     }
 
-    fn into_outcome(self, _: &OutputShape) -> ReplyOutcome {
+    fn into_outcome(self, _: &OutputShape) -> ToolReply {
         Ok(self.0.into())
     }
 }
@@ -186,7 +248,7 @@ impl Output for Unit {
         OutputShape::default()
     }
 
-    fn into_outcome(self, _: &OutputShape) -> ReplyOutcome {
+    fn into_outcome(self, _: &OutputShape) -> ToolReply {
         Ok(CallToolResult::content(Vec::new()).into())
     }
 }
@@ -201,7 +263,7 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Optional<T> {
         Structured::<Option<T>>::describe()
     }
 
-    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome {
+    fn into_outcome(self, shape: &OutputShape) -> ToolReply {
         Structured(self.0).into_outcome(shape)
     }
 }
@@ -218,7 +280,7 @@ impl<P: Output, E: std::error::Error + Send + 'static> Output for Fallible<P, E>
         P::describe()
     }
 
-    fn into_outcome(self, shape: &OutputShape) -> ReplyOutcome {
+    fn into_outcome(self, shape: &OutputShape) -> ToolReply {
         match self.0 {
             Ok(value) => value.into_outcome(shape),
             Err(error) => Err(ToolError::from_error(&error)),

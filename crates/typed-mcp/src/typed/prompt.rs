@@ -8,9 +8,9 @@ use std::sync::Arc;
 use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::{GetPromptResult, PromptMessage};
 
-use super::answer::Answer;
+use crate::answer::Answer;
 use crate::context::ToolContext;
-use crate::declare::{PromptDecl, PromptReply};
+use crate::declare::{PromptBuilder, PromptDecl, PromptReply, blocking};
 
 /// The static facts of a typed prompt, as a macro writes them.
 #[derive(Debug, Clone, Copy)]
@@ -30,43 +30,43 @@ pub struct PromptAttrs {
 /// A prompt function's return value, turned into a `prompts/get` reply.
 pub trait PromptOutput: Send + 'static {
     /// The reply, or the error to answer with.
-    fn into_reply(self) -> Result<PromptReply, RpcError>;
+    fn into_reply(self) -> PromptReply;
 }
 
 /// One user message holding the text.
 impl PromptOutput for String {
-    fn into_reply(self) -> Result<PromptReply, RpcError> {
-        Ok(PromptReply::Complete(GetPromptResult::new(vec![
+    fn into_reply(self) -> PromptReply {
+        Ok(Answer::Done(GetPromptResult::new(vec![
             PromptMessage::user_text(self),
         ])))
     }
 }
 
 impl PromptOutput for Vec<PromptMessage> {
-    fn into_reply(self) -> Result<PromptReply, RpcError> {
-        Ok(PromptReply::Complete(GetPromptResult::new(self)))
+    fn into_reply(self) -> PromptReply {
+        Ok(Answer::Done(GetPromptResult::new(self)))
     }
 }
 
 impl PromptOutput for GetPromptResult {
-    fn into_reply(self) -> Result<PromptReply, RpcError> {
-        Ok(PromptReply::Complete(self))
+    fn into_reply(self) -> PromptReply {
+        Ok(Answer::Done(self))
     }
 }
 
 /// `NeedsInput` answers `input_required`; `Done` renders like `T`.
 impl<T: PromptOutput> PromptOutput for Answer<T> {
-    fn into_reply(self) -> Result<PromptReply, RpcError> {
+    fn into_reply(self) -> PromptReply {
         match self {
             Answer::Done(value) => value.into_reply(),
-            Answer::NeedsInput(needs) => Ok(PromptReply::InputRequired(needs.into_result())),
+            Answer::NeedsInput(needs) => Ok(Answer::NeedsInput(needs)),
         }
     }
 }
 
 /// `Err` answers `-32603` with the error's message chain.
 impl<T: PromptOutput, E: std::error::Error + Send + 'static> PromptOutput for Result<T, E> {
-    fn into_reply(self) -> Result<PromptReply, RpcError> {
+    fn into_reply(self) -> PromptReply {
         match self {
             Ok(value) => value.into_reply(),
             Err(e) => Err(RpcError::internal(
@@ -76,7 +76,7 @@ impl<T: PromptOutput, E: std::error::Error + Send + 'static> PromptOutput for Re
     }
 }
 
-fn builder(attrs: &PromptAttrs) -> crate::PromptBuilder {
+fn builder(attrs: &PromptAttrs) -> PromptBuilder {
     let mut b = PromptDecl::builder(attrs.name)
         .description(attrs.description)
         .capabilities(attrs.caps);
@@ -97,7 +97,7 @@ where
     O: PromptOutput,
 {
     let f = Arc::new(f);
-    builder(&attrs).reply_handler(move |arguments, ctx| {
+    builder(&attrs).handler(move |arguments, ctx| {
         let f = f.clone();
         async move { f(arguments, ctx).await.into_reply() }
     })
@@ -109,5 +109,9 @@ where
     F: Fn(BTreeMap<String, String>, ToolContext) -> O + Send + Sync + 'static,
     O: PromptOutput,
 {
-    builder(&attrs).blocking_reply_handler(move |arguments, ctx| f(arguments, ctx).into_reply())
+    let f = Arc::new(f);
+    prompt_async(attrs, move |arguments, ctx| {
+        let f = f.clone();
+        blocking(move || f(arguments, ctx))
+    })
 }

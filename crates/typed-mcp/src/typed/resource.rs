@@ -8,10 +8,11 @@ use serde::Serialize;
 use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::ResourceContents;
 
-use super::answer::Answer;
+use crate::answer::Answer;
 use crate::context::ToolContext;
 use crate::declare::{
-    AnyResourceDecl, ResourceDecl, ResourceReply, ResourceRequest, ResourceTemplateDecl,
+    AnyResourceDecl, ResourceBuilder, ResourceDecl, ResourceReply, ResourceRequest,
+    ResourceTemplateBuilder, ResourceTemplateDecl, blocking,
 };
 
 /// The static facts of a typed resource, as a macro writes them.
@@ -43,12 +44,11 @@ pub trait ResourceOutput: Send + 'static {
     ) -> Result<Vec<ResourceContents>, RpcError>;
 
     /// The reply: contents, or (for [`Answer`]) a request for input first.
-    fn into_reply(self, uri: &str, mime_type: Option<&str>) -> Result<ResourceReply, RpcError>
+    fn into_reply(self, uri: &str, mime_type: Option<&str>) -> ResourceReply
     where
         Self: Sized,
     {
-        self.into_contents(uri, mime_type)
-            .map(ResourceReply::Complete)
+        self.into_contents(uri, mime_type).map(Answer::Done)
     }
 }
 
@@ -67,10 +67,10 @@ impl<T: ResourceOutput> ResourceOutput for Answer<T> {
         }
     }
 
-    fn into_reply(self, uri: &str, mime_type: Option<&str>) -> Result<ResourceReply, RpcError> {
+    fn into_reply(self, uri: &str, mime_type: Option<&str>) -> ResourceReply {
         match self {
             Answer::Done(value) => value.into_reply(uri, mime_type),
-            Answer::NeedsInput(needs) => Ok(ResourceReply::InputRequired(needs.into_result())),
+            Answer::NeedsInput(needs) => Ok(Answer::NeedsInput(needs)),
         }
     }
 }
@@ -147,7 +147,7 @@ impl<T: Serialize + Send + 'static> ResourceOutput for Json<T> {
     }
 }
 
-fn static_builder(a: &ResourceAttrs) -> crate::ResourceBuilder {
+fn static_builder(a: &ResourceAttrs) -> ResourceBuilder {
     let mut b = ResourceDecl::builder(a.uri, a.name)
         .description(a.description)
         .capabilities(a.caps);
@@ -160,7 +160,7 @@ fn static_builder(a: &ResourceAttrs) -> crate::ResourceBuilder {
     b
 }
 
-fn template_builder(a: &ResourceAttrs) -> crate::ResourceTemplateBuilder {
+fn template_builder(a: &ResourceAttrs) -> ResourceTemplateBuilder {
     let mut b = ResourceTemplateDecl::builder(a.uri, a.name)
         .description(a.description)
         .capabilities(a.caps);
@@ -198,9 +198,9 @@ where
         }
     };
     if is_template(&attrs) {
-        template_builder(&attrs).reply_handler(handler).into()
+        template_builder(&attrs).handler(handler).into()
     } else {
-        static_builder(&attrs).reply_handler(handler).into()
+        static_builder(&attrs).handler(handler).into()
     }
 }
 
@@ -210,18 +210,9 @@ where
     F: Fn(ResourceRequest, ToolContext) -> O + Send + Sync + 'static,
     O: ResourceOutput,
 {
-    let mime = attrs.mime_type;
-    let handler = move |request: ResourceRequest, ctx: ToolContext| {
-        let uri = request.uri.clone();
-        f(request, ctx).into_reply(&uri, mime)
-    };
-    if is_template(&attrs) {
-        template_builder(&attrs)
-            .blocking_reply_handler(handler)
-            .into()
-    } else {
-        static_builder(&attrs)
-            .blocking_reply_handler(handler)
-            .into()
-    }
+    let f = Arc::new(f);
+    resource_async(attrs, move |request, ctx| {
+        let f = f.clone();
+        blocking(move || f(request, ctx))
+    })
 }

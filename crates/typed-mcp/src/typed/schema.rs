@@ -49,8 +49,8 @@ impl Transform for IntegerBounds {
 }
 
 /// The draft 2020-12 schema of `T`, as JSON, with integer widths bounded and
-/// secret subschemas marked `writeOnly`, with no `default` or `examples` (see
-/// [`mark_secrets`]).
+/// secret subschemas marked `writeOnly`, with no `default` or `examples`
+/// (a secret's value must not appear in a schema).
 pub fn schema_for<T: JsonSchema>() -> Value {
     let mut schema = SchemaSettings::draft2020_12()
         .with_transform(IntegerBounds)
@@ -202,7 +202,7 @@ fn each_subschema(schema: &Value, pointer: String, f: &mut impl FnMut(&Value, &s
 /// and loses `default` and `examples`. schemars adds a field's `default` and
 /// `#[schemars(example = ..)]` to the property schema after the type's own
 /// schema is made, so the type alone cannot keep them out.
-pub fn mark_secrets(root: &mut Value) {
+pub(crate) fn mark_secrets(root: &mut Value) {
     let mut secret = Vec::new();
     each_subschema(root, String::new(), &mut |schema, pointer| {
         let exposed = !write_only(schema)
@@ -363,7 +363,7 @@ pub fn output_schema_for<T: JsonSchema>() -> Value {
 
 /// True when values of `T` are wrapped under `result` (decided from the type,
 /// once per declaration, so schema and value always agree).
-pub fn output_is_wrapped<T: JsonSchema>() -> bool {
+pub(crate) fn output_is_wrapped<T: JsonSchema>() -> bool {
     !is_object_root(&schema_for::<T>())
 }
 

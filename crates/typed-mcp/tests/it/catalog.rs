@@ -3,14 +3,14 @@
 //! declarations `Server::build` refuses.
 
 use serde_json::{Value, json};
-use typed_mcp::core::catalog::{CatalogError, Kind};
-use typed_mcp::core::uri_template::UriTemplateError;
+use typed_mcp::protocol::catalog::{CatalogError, Kind};
+use typed_mcp::protocol::uri_template::UriTemplateError;
 use typed_mcp::wire::{
     CacheScope, CallToolResult, GetPromptResult, PromptMessage, ResourceContents,
 };
 use typed_mcp::{
-    BuildError, PromptDecl, ResourceDecl, ResourceTemplateDecl, RpcError, Server, ServerBuilder,
-    ToolDecl,
+    BuildError, RpcError, Server, ServerBuilder,
+    declare::{PromptDecl, ResourceDecl, ResourceTemplateDecl, ToolDecl},
 };
 
 use crate::schema::client;
@@ -22,11 +22,11 @@ fn tool(name: &str) -> ToolDecl {
         .handler(|_args, _ctx| async { Ok(CallToolResult::text("ok")) })
 }
 
-fn resource(uri: &str, name: &str) -> typed_mcp::ResourceBuilder {
+fn resource(uri: &str, name: &str) -> typed_mcp::declare::ResourceBuilder {
     ResourceDecl::builder(uri, name).description(format!("The resource {name}."))
 }
 
-fn text_resource(builder: typed_mcp::ResourceBuilder) -> ResourceDecl {
+fn text_resource(builder: typed_mcp::declare::ResourceBuilder) -> ResourceDecl {
     builder.handler(|request, _ctx| async move {
         Ok(vec![ResourceContents::text(
             request.uri,
@@ -36,18 +36,20 @@ fn text_resource(builder: typed_mcp::ResourceBuilder) -> ResourceDecl {
     })
 }
 
-fn prompt(name: &str) -> typed_mcp::PromptBuilder {
+fn prompt(name: &str) -> typed_mcp::declare::PromptBuilder {
     PromptDecl::builder(name).description(format!("The prompt {name}."))
 }
 
-fn plain_prompt(builder: typed_mcp::PromptBuilder) -> PromptDecl {
+fn plain_prompt(builder: typed_mcp::declare::PromptBuilder) -> PromptDecl {
     builder.handler(|_args, _ctx| async {
         Ok(GetPromptResult::new(vec![PromptMessage::user_text("hi")]))
     })
 }
 
 /// Suggests the languages that start with what was typed.
-async fn languages(request: typed_mcp::CompletionRequest) -> Result<Vec<String>, RpcError> {
+async fn languages(
+    request: typed_mcp::declare::CompletionRequest,
+) -> Result<Vec<String>, RpcError> {
     Ok(["rust", "ruby", "python"]
         .into_iter()
         .filter(|l| l.starts_with(&request.value))
@@ -82,13 +84,15 @@ fn files_template() -> ResourceTemplateDecl {
     ResourceTemplateDecl::builder("test://files/{+path}", "files")
         .description("A file by path.")
         .parameter("path", "The path.")
-        .blocking_handler(|request, _ctx| {
-            let path = request.variable("path").unwrap_or_default().to_owned();
-            Ok(vec![ResourceContents::text(
-                request.uri,
-                Some("text/plain"),
-                path,
-            )])
+        .handler(|request, _ctx| {
+            typed_mcp::blocking(move || {
+                let path = request.variable("path").unwrap_or_default().to_owned();
+                Ok(vec![ResourceContents::text(
+                    request.uri,
+                    Some("text/plain"),
+                    path,
+                )])
+            })
         })
 }
 
@@ -701,7 +705,7 @@ fn a_missing_description_is_refused() {
     );
 }
 
-fn undocumented_input() -> typed_mcp::ToolBuilder {
+fn undocumented_input() -> typed_mcp::declare::ToolBuilder {
     ToolDecl::builder("loose")
         .description("Loose inputs.")
         .input_schema(json!({
@@ -992,7 +996,7 @@ fn tool_requiring(name: &str, capability: typed_mcp::Capability) -> ToolDecl {
 fn each_invalid_setting_is_its_own_build_error() {
     use std::error::Error as _;
     use std::time::Duration;
-    use typed_mcp::MAX_DEPTH_CEILING;
+    const MAX_DEPTH_CEILING: usize = ServerBuilder::MAX_DEPTH_CEILING;
     use typed_mcp::secret::RedactorError;
 
     const WRITE: typed_mcp::Capability =

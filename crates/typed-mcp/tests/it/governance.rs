@@ -11,8 +11,8 @@ use tokio::sync::Notify;
 use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
 use typed_mcp::testing::TestClient;
 use typed_mcp::{
-    Capability, MISSING_CAPABILITIES_META_KEY, Principal, Server, ServerBuilder, ToolContext,
-    prompts, resources, tools,
+    Capability, Principal, Server, ServerBuilder, ToolContext,
+    capability::MISSING_CAPABILITIES_META_KEY, prompts, resources, tools,
 };
 
 use crate::schema::client;
@@ -139,7 +139,7 @@ fn build(grants: impl FnOnce(ServerBuilder) -> ServerBuilder) -> (Server, Fixtur
             desk.close, peek, overreach, administer, boom, confirm
         ])
         .tool(
-            typed_mcp::ToolDecl::builder("slow")
+            typed_mcp::declare::ToolDecl::builder("slow")
                 .description("Take longer than the deadline.")
                 .timeout(Duration::from_millis(50))
                 .handler(move |_args, ctx| {
@@ -153,7 +153,7 @@ fn build(grants: impl FnOnce(ServerBuilder) -> ServerBuilder) -> (Server, Fixtur
                 }),
         )
         .tool(
-            typed_mcp::ToolDecl::builder("hang")
+            typed_mcp::declare::ToolDecl::builder("hang")
                 .description("Never finish.")
                 .handler(move |_args, _ctx| {
                     let desk = hang_desk.clone();
@@ -425,7 +425,7 @@ async fn a_timeout_drops_the_handler_and_says_so() {
 async fn a_server_default_timeout_applies_to_tools_without_one() {
     let server = Server::new("deadline", "0.1.0")
         .tool(
-            typed_mcp::ToolDecl::builder("wait")
+            typed_mcp::declare::ToolDecl::builder("wait")
                 .description("Wait a long time.")
                 .handler(|_args, ctx| async move {
                     let left = ctx.remaining().expect("a deadline");
@@ -451,7 +451,7 @@ async fn refused_resources_and_prompts_are_json_rpc_errors() {
     let read = client.read_resource("desk://tickets/1").await;
     assert_eq!(
         read.error_code(),
-        Some(i64::from(typed_mcp::CAPABILITY_NOT_GRANTED))
+        Some(i64::from(typed_mcp::capability::NOT_GRANTED))
     );
     assert_eq!(
         read.error().unwrap()["data"]["missingCapabilities"],
@@ -460,7 +460,7 @@ async fn refused_resources_and_prompts_are_json_rpc_errors() {
     let prompt = client.get_prompt("triage", json!({"id": "1"})).await;
     assert_eq!(
         prompt.error_code(),
-        Some(i64::from(typed_mcp::CAPABILITY_NOT_GRANTED))
+        Some(i64::from(typed_mcp::capability::NOT_GRANTED))
     );
     assert_eq!(fx.receipts.take().len(), 2);
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use typed_mcp::__private::Json;
+use typed_mcp::Json;
 use typed_mcp::wire::{ContentBlock, PromptMessage};
 use typed_mcp::{
     Answer, NeedsInput, Server, ToolContext, prompt, prompts, resource, resources, tool, tools,

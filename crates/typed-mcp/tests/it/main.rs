@@ -4,6 +4,7 @@
 //! with real JSON-RPC bytes, and every message a test receives is checked
 //! against the official 2026-07-28 JSON schema (see `schema`).
 
+mod api;
 mod catalog;
 mod governance;
 mod macros;

@@ -15,11 +15,14 @@ use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
 use typed_mcp::testing::TestClient;
 use typed_mcp::transport::{Connection, Inbound, Message, Outbox};
 use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents};
-use typed_mcp::{PromptDecl, ResourceDecl, RpcError, Server, ServerBuilder, ToolDecl};
+use typed_mcp::{
+    RpcError, Server, ServerBuilder,
+    declare::{PromptDecl, ResourceDecl, ToolDecl},
+};
 
 use crate::support::{enveloped, named_headers, send_http};
 
-fn tool(name: &str) -> typed_mcp::ToolBuilder {
+fn tool(name: &str) -> typed_mcp::declare::ToolBuilder {
     ToolDecl::builder(name)
         .description("A pipeline fixture tool.")
         .input_schema(json!({"type": "object"}))

@@ -12,16 +12,16 @@ use tokio::sync::Notify;
 use typed_mcp::testing::TestClient;
 use typed_mcp::transport::Accepted;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
-use typed_mcp::{RpcError, Server, ToolContext, ToolDecl, ToolError, ToolOutcome};
+use typed_mcp::{RpcError, Server, ToolContext, ToolError, declare::ToolDecl};
 
 use crate::schema::client;
 use crate::support::assert_result;
 
-fn tool(name: &str) -> typed_mcp::ToolBuilder {
+fn tool(name: &str) -> typed_mcp::declare::ToolBuilder {
     ToolDecl::builder(name).description(format!("The tool {name}."))
 }
 
-fn explode(kind: &str) -> ToolOutcome {
+fn explode(kind: &str) -> Result<CallToolResult, ToolError> {
     panic!("{kind} handler exploded")
 }
 
@@ -29,10 +29,10 @@ fn server() -> Server {
     Server::new("runtime-fixture", "0.1.0")
         .tool(tool("ok").handler(|_a, _c| async { Ok(CallToolResult::text("fine")) }))
         .tool(tool("panic_async").handler(|_a, _c| async { explode("async") }))
-        .tool(tool("panic_blocking").blocking_handler(|_a, _c| explode("blocking")))
-        .tool(tool("fails").handler(|_a, _c| async { Err(ToolError::execution("disk full")) }))
+        .tool(tool("panic_blocking").handler(|_a, _c| typed_mcp::blocking(move || explode("blocking"))))
+        .tool(tool("fails").handler(|_a, _c| async { Err::<CallToolResult, _>(ToolError::execution("disk full")) }))
         .tool(tool("refuses").handler(|_a, _c| async {
-            Err(ToolError::Protocol(RpcError::invalid_params("count must be positive")))
+            Err::<CallToolResult, _>(ToolError::Protocol(RpcError::invalid_params("count must be positive")))
         }))
         .tool(
             tool("structured")
@@ -52,7 +52,7 @@ fn server() -> Server {
         .tool(
             tool("structured_error")
                 .output_schema(json!({"type": "object"}))
-                .handler(|_a, _c| async { Err(ToolError::execution("failed before any output")) }),
+                .handler(|_a, _c| async { Err::<CallToolResult, _>(ToolError::execution("failed before any output")) }),
         )
         .tool(tool("progress").handler(|_a, ctx| async move {
             let sent = [
@@ -69,7 +69,7 @@ fn server() -> Server {
             }
             Ok(CallToolResult::structured(json!({"sent": sent})))
         }))
-        .tool(tool("log").blocking_handler(|_a, ctx| {
+        .tool(tool("log").handler(|_a, ctx| typed_mcp::blocking(move || {
             // A blocking handler drives the notification futures itself.
             let runtime = tokio::runtime::Handle::current();
             let sent = [
@@ -78,17 +78,17 @@ fn server() -> Server {
                 runtime.block_on(ctx.log(LoggingLevel::Warning, json!({"disk": "low"}))),
             ];
             Ok(CallToolResult::structured(json!({"sent": sent})))
-        }))
+        })))
         .tool(tool("whoami_async").handler(|_a, ctx| async move {
             let current = ToolContext::current();
             assert_eq!(current.request_id(), ctx.request_id());
             Ok(CallToolResult::text(current.request_id().to_string()))
         }))
-        .tool(tool("whoami_blocking").blocking_handler(|_a, ctx| {
+        .tool(tool("whoami_blocking").handler(|_a, ctx| typed_mcp::blocking(move || {
             let current = ToolContext::current();
             assert_eq!(current.request_id(), ctx.request_id());
             Ok(CallToolResult::text(current.request_id().to_string()))
-        }))
+        })))
         .tool(tool("meta").handler(|_a, ctx| async move {
             let meta = ctx.meta();
             Ok(CallToolResult::structured(json!({

@@ -299,7 +299,7 @@ fn any_write_only_subschema_loses_default_and_examples() {
     fn legacy_token() -> String {
         "tok_default".into()
     }
-    let schema = typed_mcp::typed::schema::input_schema_for::<Legacy>();
+    let schema = typed_mcp::schema::input_schema_for::<Legacy>();
     let token = &schema["properties"]["token"];
     assert_eq!(token["writeOnly"], true);
     assert!(token.get("default").is_none(), "{token}");

@@ -7,7 +7,10 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use typed_mcp::wire::{CallToolResult, ResourceContents};
-use typed_mcp::{ResourceDecl, ResourceTemplateDecl, Server, ToolDecl};
+use typed_mcp::{
+    Server,
+    declare::{ResourceDecl, ResourceTemplateDecl, ToolDecl},
+};
 
 use crate::schema::client;
 

@@ -2,10 +2,10 @@
 //! router's validated envelope and the public `typed_mcp::trace` API.
 
 use serde_json::{Value, json};
-use typed_mcp::core::{Decision, Facts, RequestMeta};
+use typed_mcp::protocol::{Decision, Facts, RequestMeta};
 use typed_mcp::trace::{SpanId, TraceContext, TraceId};
 use typed_mcp::wire::CallToolResult;
-use typed_mcp::{Server, ToolDecl};
+use typed_mcp::{Server, declare::ToolDecl};
 
 use crate::support::{envelope, request};
 
@@ -16,7 +16,9 @@ fn server() -> Server {
     let noop = ToolDecl::builder("noop")
         .description("Do nothing.")
         .input_schema(json!({"type": "object"}))
-        .blocking_handler(|_args, _ctx| Ok(CallToolResult::structured(json!({}))));
+        .handler(|_args, _ctx| {
+            typed_mcp::blocking(move || Ok(CallToolResult::structured(json!({}))))
+        });
     Server::new("trace-fixture", "0.0.1")
         .tool(noop)
         .build()

@@ -12,9 +12,9 @@ use serde_json::{Value, json};
 use typed_mcp::__private::{
     Contents, Fallible, Optional, Raw, Structured, ToolAttrs, Unit, tool_async, tool_blocking,
 };
-use typed_mcp::typed::schema::{input_schema_for, output_schema_for, schema_for};
+use typed_mcp::schema::{input_schema_for, output_schema_for, schema_for};
 use typed_mcp::wire::{CallToolResult, ContentBlock};
-use typed_mcp::{Server, ToolContext, ToolDecl};
+use typed_mcp::{Server, ToolContext, declare::ToolDecl};
 
 use crate::schema::client;
 

@@ -4,10 +4,13 @@
 //! `Facts` headers stand for Streamable HTTP; without them, for stdio.
 
 use serde_json::{Value, json};
-use typed_mcp::core::{Decision, Facts};
+use typed_mcp::protocol::{Decision, Facts};
 use typed_mcp::transport::Accepted;
 use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents};
-use typed_mcp::{PromptDecl, ResourceDecl, Server, ToolDecl};
+use typed_mcp::{
+    Server,
+    declare::{PromptDecl, ResourceDecl, ToolDecl},
+};
 
 use crate::schema::{self, client, client_with_capabilities};
 use crate::support::{

@@ -11,10 +11,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Value, json};
-use typed_mcp::RequestId;
 use typed_mcp::RpcError;
-use typed_mcp::core::encode;
-use typed_mcp::core::wire::*;
+use typed_mcp::protocol::encode;
+use typed_mcp::protocol::wire::*;
+use typed_mcp::wire::RequestId;
 
 use crate::schema;
 

@@ -32,7 +32,7 @@ struct State {
 }
 
 impl State {
-    fn tools(&self) -> Vec<typed_mcp::ToolDecl> {
+    fn tools(&self) -> Vec<typed_mcp::declare::ToolDecl> {
         tools![self.desk.open, self.clock.now]
     }
 }

@@ -2,10 +2,7 @@
 
 use std::sync::Arc;
 
-use typed_mcp::{
-    AnyResourceDecl, PromptDecl, ToolContext, ToolDecl, prompt, prompts, resource, resources,
-    tool, tools,
-};
+use typed_mcp::{ToolContext, prompt, prompts, resource, resources, tool, tools, declare::{AnyResourceDecl, PromptDecl, ToolDecl}};
 
 /// Add two integers.
 ///

@@ -3,30 +3,83 @@
 //! of macros targets; it is public so that dynamic catalogs can be built too.
 //!
 //! Each builder becomes a declaration only once it is given a handler, so a
-//! declaration without one does not compile. Handlers come in two flavours:
-//! `handler` takes an async closure and runs on the async executor;
-//! `blocking_handler` takes a plain closure and runs on tokio's blocking pool,
-//! so a slow synchronous handler never stalls other requests. The hand-off to
-//! the blocking pool costs a thread wake-up per call (tens of microseconds of
-//! CPU); for quick computations that never block, prefer `handler` with an
-//! `async move` block.
+//! declaration without one does not compile. Every builder takes its handler
+//! the same way, [`handler`](ToolBuilder::handler): an async function of the
+//! request and its [`ToolContext`] whose future yields `Result<T, E>`, or
+//! `Result<Answer<T>, E>` when it may ask for input first (see
+//! [`IntoAnswer`]). Synchronous work goes through [`blocking`] inside it, so a
+//! slow computation never stalls other requests.
+//!
+//! ```
+//! use typed_mcp::declare::{ResourceDecl, ToolDecl};
+//! use typed_mcp::wire::{CallToolResult, ElicitResult, ResourceContents};
+//! use typed_mcp::{Answer, NeedsInput, ToolError, blocking};
+//!
+//! let shout = ToolDecl::builder("shout")
+//!     .description("Upper-case a text.")
+//!     .handler(|args, _ctx| async move {
+//!         let text = args.get("text").and_then(|t| t.as_str());
+//!         let text = text.ok_or_else(|| ToolError::execution("text is required"))?;
+//!         Ok(CallToolResult::text(text.to_uppercase()))
+//!     });
+//! let motd = ResourceDecl::builder("file:///motd", "motd")
+//!     .description("The message of the day.")
+//!     .handler(|request, _ctx| {
+//!         blocking(move || Ok(vec![ResourceContents::text(&request.uri, None, "hello")]))
+//!     });
+//! let confirm = ToolDecl::builder("confirm")
+//!     .description("Ask before going on.")
+//!     .handler(|_args, ctx| async move {
+//!         Ok(match ctx.input_response::<ElicitResult>("ok") {
+//!             Some(_) => Answer::Done(CallToolResult::text("confirmed")),
+//!             None => Answer::NeedsInput(NeedsInput::new().elicit(
+//!                 "ok",
+//!                 "Go on?",
+//!                 serde_json::json!({"type": "object", "properties": {}}),
+//!             )),
+//!         })
+//!     });
+//! # let _ = (shout, motd, confirm);
+//! ```
+
+mod handler;
 
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use serde_json::{Map, Value};
 use typed_mcp_core::RpcError;
 use typed_mcp_core::catalog::{ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use typed_mcp_core::wire::{
-    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, InputRequiredResult, Prompt,
-    PromptArgument, Resource, ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
+    CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, Prompt, PromptArgument, Resource,
+    ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
 
+use crate::answer::Answer;
 use crate::capability::Capability;
 use crate::context::ToolContext;
+pub use handler::{Blocking, IntoAnswer, blocking};
+pub(crate) use handler::{Handler, holding_slot};
+
+/// The `title` and `description` methods of every declaration builder, on
+/// the descriptor in field `$descriptor`.
+macro_rules! descriptor_methods {
+    ($descriptor:ident, $what:literal) => {
+        /// Display name.
+        pub fn title(mut self, title: impl Into<String>) -> Self {
+            self.$descriptor.title = Some(title.into());
+            self
+        }
+
+        #[doc = concat!("What ", $what, ", for the model (required by `Server::build`).")]
+        pub fn description(mut self, description: impl Into<String>) -> Self {
+            self.$descriptor.description = Some(description.into());
+            self
+        }
+    };
+}
 
 /// The `requires` and `capabilities` methods of every declaration builder.
 macro_rules! capability_methods {
@@ -92,28 +145,6 @@ impl From<RpcError> for ToolError {
     }
 }
 
-/// What a tool handler returns.
-pub type ToolOutcome = Result<CallToolResult, ToolError>;
-
-/// A tool's reply: final, or a request for input first (a multi round-trip
-/// request, answered with `resultType: "input_required"`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolReply {
-    /// The final result.
-    Complete(CallToolResult),
-    /// Ask the client for input; it retries with `inputResponses`.
-    InputRequired(InputRequiredResult),
-}
-
-impl From<CallToolResult> for ToolReply {
-    fn from(result: CallToolResult) -> Self {
-        ToolReply::Complete(result)
-    }
-}
-
-/// What a reply handler returns (see [`ToolBuilder::reply_handler`]).
-pub type ReplyOutcome = Result<ToolReply, ToolError>;
-
 /// A request to read a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceRequest {
@@ -144,36 +175,21 @@ pub struct CompletionRequest {
     pub context: BTreeMap<String, String>,
 }
 
-pub(crate) enum Handler<I, O> {
-    Async(Arc<dyn Fn(I, ToolContext) -> BoxFuture<'static, O> + Send + Sync>),
-    Blocking(Arc<dyn Fn(I, ToolContext) -> O + Send + Sync>),
-}
-
-impl<I, O> Clone for Handler<I, O> {
-    fn clone(&self) -> Self {
-        match self {
-            Handler::Async(f) => Handler::Async(f.clone()),
-            Handler::Blocking(f) => Handler::Blocking(f.clone()),
-        }
-    }
-}
-
-fn async_handler<I, O, F, Fut>(f: F) -> Handler<I, O>
-where
-    F: Fn(I, ToolContext) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = O> + Send + 'static,
-{
-    Handler::Async(Arc::new(move |input, ctx| Box::pin(f(input, ctx))))
-}
-
-fn blocking_handler<I, O, F>(f: F) -> Handler<I, O>
-where
-    F: Fn(I, ToolContext) -> O + Send + Sync + 'static,
-{
-    Handler::Blocking(Arc::new(f))
-}
-
+/// A tool's stored reply.
+pub(crate) type ToolReply = Result<Answer<CallToolResult>, ToolError>;
+/// A resource's stored reply (an empty list is answered as "resource not found").
+pub(crate) type ResourceReply = Result<Answer<Vec<ResourceContents>>, RpcError>;
+/// A prompt's stored reply.
+pub(crate) type PromptReply = Result<Answer<GetPromptResult>, RpcError>;
 pub(crate) type Completer = Handler<CompletionRequest, Result<Vec<String>, RpcError>>;
+
+fn completer<F, Fut>(f: F) -> Completer
+where
+    F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<String>, RpcError>> + Send + 'static,
+{
+    Arc::new(move |request, ctx| Box::pin(f(request, ctx)))
+}
 
 // ---------------------------------------------------------------------------
 // Tools
@@ -182,7 +198,7 @@ pub(crate) type Completer = Handler<CompletionRequest, Result<Vec<String>, RpcEr
 /// A tool: its descriptor and its handler.
 pub struct ToolDecl {
     pub(crate) entry: ToolEntry,
-    pub(crate) handler: Handler<Map<String, Value>, ReplyOutcome>,
+    pub(crate) handler: Handler<Map<String, Value>, ToolReply>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) capabilities: Vec<Capability>,
     /// Whether the handler can answer `input_required`: only then is the
@@ -229,8 +245,7 @@ impl std::fmt::Debug for ToolDecl {
     }
 }
 
-/// Builds a [`ToolDecl`]; finished by [`handler`](Self::handler) or
-/// [`blocking_handler`](Self::blocking_handler).
+/// Builds a [`ToolDecl`]; finished by [`handler`](Self::handler).
 #[derive(Debug, Clone)]
 #[must_use = "a tool builder does nothing until it is given a handler"]
 pub struct ToolBuilder {
@@ -242,17 +257,7 @@ pub struct ToolBuilder {
 }
 
 impl ToolBuilder {
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.tool.title = Some(title.into());
-        self
-    }
-
-    /// What the tool does, for the model (required by `Server::build`).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.tool.description = Some(description.into());
-        self
-    }
+    descriptor_methods!(tool, "the tool does");
 
     /// The JSON Schema of the arguments: an object schema whose properties each
     /// carry a `description`. Carried verbatim to `tools/list`.
@@ -303,7 +308,19 @@ impl ToolBuilder {
 
     capability_methods!("a call");
 
-    fn finish(self, handler: Handler<Map<String, Value>, ReplyOutcome>) -> ToolDecl {
+    /// Finishes the declaration with its handler: an async function of the
+    /// arguments object and the call's context, whose future yields
+    /// `Result<CallToolResult, ToolError>`, or `Result<Answer<CallToolResult>,
+    /// ToolError>` to ask for input first. A [`ToolError::Execution`] is
+    /// answered as an `isError` result the model can read; synchronous work
+    /// goes through [`blocking`].
+    pub fn handler<F, Fut>(self, f: F) -> ToolDecl
+    where
+        F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoAnswer<CallToolResult, ToolError>,
+    {
+        let (handler, asks_input) = handler::boxed(f);
         let mut entry = ToolEntry::new(self.tool);
         entry.required_client_capabilities = self.required_client_capabilities;
         entry.allow_undocumented_inputs = self.allow_undocumented_inputs;
@@ -312,54 +329,8 @@ impl ToolBuilder {
             handler,
             timeout: self.timeout,
             capabilities: self.capabilities,
-            asks_input: true,
+            asks_input,
         }
-    }
-
-    /// Finishes the declaration with an async handler taking the arguments
-    /// object and the call's context.
-    pub fn handler<F, Fut>(self, f: F) -> ToolDecl
-    where
-        F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ToolOutcome> + Send + 'static,
-    {
-        let mut decl = self.reply_handler(move |args, ctx| {
-            let reply = f(args, ctx);
-            async move { reply.await.map(ToolReply::Complete) }
-        });
-        decl.asks_input = false;
-        decl
-    }
-
-    /// Finishes the declaration with a synchronous handler, run on the blocking
-    /// pool so it cannot stall other requests.
-    pub fn blocking_handler<F>(self, f: F) -> ToolDecl
-    where
-        F: Fn(Map<String, Value>, ToolContext) -> ToolOutcome + Send + Sync + 'static,
-    {
-        let mut decl =
-            self.blocking_reply_handler(move |args, ctx| f(args, ctx).map(ToolReply::Complete));
-        decl.asks_input = false;
-        decl
-    }
-
-    /// Like [`handler`](Self::handler), for a handler that may answer
-    /// [`ToolReply::InputRequired`].
-    pub fn reply_handler<F, Fut>(self, f: F) -> ToolDecl
-    where
-        F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ReplyOutcome> + Send + 'static,
-    {
-        self.finish(async_handler(f))
-    }
-
-    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
-    /// answer [`ToolReply::InputRequired`].
-    pub fn blocking_reply_handler<F>(self, f: F) -> ToolDecl
-    where
-        F: Fn(Map<String, Value>, ToolContext) -> ReplyOutcome + Send + Sync + 'static,
-    {
-        self.finish(blocking_handler(f))
     }
 }
 
@@ -367,27 +338,10 @@ impl ToolBuilder {
 // Resources
 // ---------------------------------------------------------------------------
 
-/// What a resource handler returns: one or more contents, or an error. An empty
-/// list is answered as "resource not found".
-pub type ResourceOutcome = Result<Vec<ResourceContents>, RpcError>;
-
-/// A resource's reply: its contents, or a request for input first (multi
-/// round-trip, answered with `resultType: "input_required"`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum ResourceReply {
-    /// The contents (an empty list is answered as "resource not found").
-    Complete(Vec<ResourceContents>),
-    /// Ask the client for input; it retries with `inputResponses`.
-    InputRequired(InputRequiredResult),
-}
-
-/// What a resource reply handler returns (see [`ResourceBuilder::reply_handler`]).
-pub type ResourceReplyOutcome = Result<ResourceReply, RpcError>;
-
 /// A static resource: its descriptor and its handler.
 pub struct ResourceDecl {
     pub(crate) entry: ResourceEntry,
-    pub(crate) handler: Handler<ResourceRequest, ResourceReplyOutcome>,
+    pub(crate) handler: Handler<ResourceRequest, ResourceReply>,
     pub(crate) capabilities: Vec<Capability>,
 }
 
@@ -425,17 +379,7 @@ pub struct ResourceBuilder {
 }
 
 impl ResourceBuilder {
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.resource.title = Some(title.into());
-        self
-    }
-
-    /// What the resource holds (required by `Server::build`).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.resource.description = Some(description.into());
-        self
-    }
+    descriptor_methods!(resource, "the resource holds");
 
     /// MIME type.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
@@ -461,51 +405,20 @@ impl ResourceBuilder {
         ResourceEntry::new(self.resource.clone()).with_cache(self.cache)
     }
 
-    /// Finishes the declaration with an async handler.
+    /// Finishes the declaration with its handler: an async function of the
+    /// request and the call's context, whose future yields
+    /// `Result<Vec<ResourceContents>, RpcError>` (an empty list is answered as
+    /// "resource not found"), or `Result<Answer<Vec<ResourceContents>>,
+    /// RpcError>` to ask for input first.
     pub fn handler<F, Fut>(self, f: F) -> ResourceDecl
     where
         F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ResourceOutcome> + Send + 'static,
-    {
-        self.reply_handler(move |request, ctx| {
-            let reply = f(request, ctx);
-            async move { reply.await.map(ResourceReply::Complete) }
-        })
-    }
-
-    /// Finishes the declaration with a synchronous handler on the blocking pool.
-    pub fn blocking_handler<F>(self, f: F) -> ResourceDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> ResourceOutcome + Send + Sync + 'static,
-    {
-        self.blocking_reply_handler(move |request, ctx| {
-            f(request, ctx).map(ResourceReply::Complete)
-        })
-    }
-
-    /// Like [`handler`](Self::handler), for a handler that may answer
-    /// [`ResourceReply::InputRequired`].
-    pub fn reply_handler<F, Fut>(self, f: F) -> ResourceDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ResourceReplyOutcome> + Send + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoAnswer<Vec<ResourceContents>, RpcError>,
     {
         ResourceDecl {
             entry: self.entry(),
-            handler: async_handler(f),
-            capabilities: self.capabilities,
-        }
-    }
-
-    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
-    /// answer [`ResourceReply::InputRequired`].
-    pub fn blocking_reply_handler<F>(self, f: F) -> ResourceDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> ResourceReplyOutcome + Send + Sync + 'static,
-    {
-        ResourceDecl {
-            entry: self.entry(),
-            handler: blocking_handler(f),
+            handler: handler::boxed(f).0,
             capabilities: self.capabilities,
         }
     }
@@ -535,7 +448,7 @@ impl From<ResourceTemplateDecl> for AnyResourceDecl {
 /// A resource template: its descriptor, parameters and handler.
 pub struct ResourceTemplateDecl {
     pub(crate) entry: TemplateEntry,
-    pub(crate) handler: Handler<ResourceRequest, ResourceReplyOutcome>,
+    pub(crate) handler: Handler<ResourceRequest, ResourceReply>,
     pub(crate) completer: Option<Completer>,
     pub(crate) capabilities: Vec<Capability>,
 }
@@ -583,17 +496,7 @@ impl std::fmt::Debug for ResourceTemplateBuilder {
 }
 
 impl ResourceTemplateBuilder {
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.template.title = Some(title.into());
-        self
-    }
-
-    /// What the resources hold (required by `Server::build`).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.template.description = Some(description.into());
-        self
-    }
+    descriptor_methods!(template, "the resources hold");
 
     /// MIME type shared by every match.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Self {
@@ -622,14 +525,20 @@ impl ResourceTemplateBuilder {
         F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<String>, RpcError>> + Send + 'static,
     {
-        self.completer = Some(async_handler(f));
+        self.completer = Some(completer(f));
         self
     }
 
-    fn finish(
-        self,
-        handler: Handler<ResourceRequest, ResourceReplyOutcome>,
-    ) -> ResourceTemplateDecl {
+    /// Finishes the declaration with its handler, as
+    /// [`ResourceBuilder::handler`]; the request carries the template's
+    /// variables.
+    pub fn handler<F, Fut>(self, f: F) -> ResourceTemplateDecl
+    where
+        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoAnswer<Vec<ResourceContents>, RpcError>,
+    {
+        let handler = handler::boxed(f).0;
         ResourceTemplateDecl {
             entry: {
                 let mut entry = TemplateEntry::new(self.template).with_cache(self.cache);
@@ -642,73 +551,16 @@ impl ResourceTemplateBuilder {
             capabilities: self.capabilities,
         }
     }
-
-    /// Finishes the declaration with an async handler.
-    pub fn handler<F, Fut>(self, f: F) -> ResourceTemplateDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ResourceOutcome> + Send + 'static,
-    {
-        self.reply_handler(move |request, ctx| {
-            let reply = f(request, ctx);
-            async move { reply.await.map(ResourceReply::Complete) }
-        })
-    }
-
-    /// Finishes the declaration with a synchronous handler on the blocking pool.
-    pub fn blocking_handler<F>(self, f: F) -> ResourceTemplateDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> ResourceOutcome + Send + Sync + 'static,
-    {
-        self.blocking_reply_handler(move |request, ctx| {
-            f(request, ctx).map(ResourceReply::Complete)
-        })
-    }
-
-    /// Like [`handler`](Self::handler), for a handler that may answer
-    /// [`ResourceReply::InputRequired`].
-    pub fn reply_handler<F, Fut>(self, f: F) -> ResourceTemplateDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ResourceReplyOutcome> + Send + 'static,
-    {
-        self.finish(async_handler(f))
-    }
-
-    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
-    /// answer [`ResourceReply::InputRequired`].
-    pub fn blocking_reply_handler<F>(self, f: F) -> ResourceTemplateDecl
-    where
-        F: Fn(ResourceRequest, ToolContext) -> ResourceReplyOutcome + Send + Sync + 'static,
-    {
-        self.finish(blocking_handler(f))
-    }
 }
 
 // ---------------------------------------------------------------------------
 // Prompts
 // ---------------------------------------------------------------------------
 
-/// What a prompt handler returns.
-pub type PromptOutcome = Result<GetPromptResult, RpcError>;
-
-/// A prompt's reply: its messages, or a request for input first (multi
-/// round-trip, answered with `resultType: "input_required"`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum PromptReply {
-    /// The rendered prompt.
-    Complete(GetPromptResult),
-    /// Ask the client for input; it retries with `inputResponses`.
-    InputRequired(InputRequiredResult),
-}
-
-/// What a prompt reply handler returns (see [`PromptBuilder::reply_handler`]).
-pub type PromptReplyOutcome = Result<PromptReply, RpcError>;
-
 /// A prompt: its descriptor and handler.
 pub struct PromptDecl {
     pub(crate) entry: PromptEntry,
-    pub(crate) handler: Handler<BTreeMap<String, String>, PromptReplyOutcome>,
+    pub(crate) handler: Handler<BTreeMap<String, String>, PromptReply>,
     pub(crate) completer: Option<Completer>,
     pub(crate) capabilities: Vec<Capability>,
 }
@@ -751,17 +603,7 @@ impl std::fmt::Debug for PromptBuilder {
 }
 
 impl PromptBuilder {
-    /// Display name.
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.prompt.title = Some(title.into());
-        self
-    }
-
-    /// What the prompt is for (required by `Server::build`).
-    pub fn description(mut self, description: impl Into<String>) -> Self {
-        self.prompt.description = Some(description.into());
-        self
-    }
+    descriptor_methods!(prompt, "the prompt is for");
 
     /// A string argument.
     pub fn argument(
@@ -802,11 +644,21 @@ impl PromptBuilder {
         F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<String>, RpcError>> + Send + 'static,
     {
-        self.completer = Some(async_handler(f));
+        self.completer = Some(completer(f));
         self
     }
 
-    fn finish(self, handler: Handler<BTreeMap<String, String>, PromptReplyOutcome>) -> PromptDecl {
+    /// Finishes the declaration with its handler: an async function of the
+    /// arguments (strings by name) and the call's context, whose future
+    /// yields `Result<GetPromptResult, RpcError>`, or
+    /// `Result<Answer<GetPromptResult>, RpcError>` to ask for input first.
+    pub fn handler<F, Fut>(self, f: F) -> PromptDecl
+    where
+        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoAnswer<GetPromptResult, RpcError>,
+    {
+        let handler = handler::boxed(f).0;
         PromptDecl {
             entry: {
                 let mut entry = PromptEntry::new(self.prompt);
@@ -818,44 +670,5 @@ impl PromptBuilder {
             completer: self.completer,
             capabilities: self.capabilities,
         }
-    }
-
-    /// Finishes the declaration with an async handler.
-    pub fn handler<F, Fut>(self, f: F) -> PromptDecl
-    where
-        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = PromptOutcome> + Send + 'static,
-    {
-        self.reply_handler(move |args, ctx| {
-            let reply = f(args, ctx);
-            async move { reply.await.map(PromptReply::Complete) }
-        })
-    }
-
-    /// Finishes the declaration with a synchronous handler on the blocking pool.
-    pub fn blocking_handler<F>(self, f: F) -> PromptDecl
-    where
-        F: Fn(BTreeMap<String, String>, ToolContext) -> PromptOutcome + Send + Sync + 'static,
-    {
-        self.blocking_reply_handler(move |args, ctx| f(args, ctx).map(PromptReply::Complete))
-    }
-
-    /// Like [`handler`](Self::handler), for a handler that may answer
-    /// [`PromptReply::InputRequired`].
-    pub fn reply_handler<F, Fut>(self, f: F) -> PromptDecl
-    where
-        F: Fn(BTreeMap<String, String>, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = PromptReplyOutcome> + Send + 'static,
-    {
-        self.finish(async_handler(f))
-    }
-
-    /// Like [`blocking_handler`](Self::blocking_handler), for a handler that may
-    /// answer [`PromptReply::InputRequired`].
-    pub fn blocking_reply_handler<F>(self, f: F) -> PromptDecl
-    where
-        F: Fn(BTreeMap<String, String>, ToolContext) -> PromptReplyOutcome + Send + Sync + 'static,
-    {
-        self.finish(blocking_handler(f))
     }
 }
