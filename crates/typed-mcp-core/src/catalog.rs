@@ -332,7 +332,10 @@ pub enum CatalogError {
         input: String,
     },
     /// A tool name outside `[A-Za-z0-9_.-]{1,128}`.
-    #[error("tool name {name:?} is invalid: use 1 to 128 characters from A-Z a-z 0-9 _ . -")]
+    #[error(
+        "tool name {name:?} is invalid: use {}",
+        typed_mcp_syntax::TOOL_NAME_RULE
+    )]
     InvalidToolName {
         /// The name.
         name: String,
@@ -957,13 +960,9 @@ fn index<'a>(
     map
 }
 
-/// True for a tool name the spec allows: `[A-Za-z0-9_.-]{1,128}`.
-pub fn is_valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
+/// True for a tool name the spec allows: `[A-Za-z0-9_.-]{1,128}`. The same
+/// rule `#[tool]` applies at compile time (both come from `typed-mcp-syntax`).
+pub use typed_mcp_syntax::is_valid_tool_name;
 
 fn missing(text: &Option<String>) -> bool {
     text.as_deref().is_none_or(|t| t.trim().is_empty())

@@ -24,8 +24,9 @@
 //! # Ok::<(), typed_mcp_core::digest::ParseDigestError>(())
 //! ```
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt::{self, Write as _};
+use std::fmt;
 use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -49,70 +50,144 @@ pub fn canonical_json(value: &Value) -> String {
 
 /// Appends the canonical form of `value` (see [`canonical_json`]) to `out`.
 pub fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => write_number(n, out),
-        Value::String(s) => write_string(s, out),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            let mut members: Vec<(&String, &Value)> = map.iter().collect();
-            // UTF-16 order differs from UTF-8 (byte) order only above U+FFFF
-            // against U+E000..U+FFFF, but JCS is explicit about it.
-            members.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
-            out.push('{');
-            for (i, (key, value)) in members.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                write_canonical(value, out);
-            }
-            out.push('}');
-        }
+    write_canonical_to(value, Numbers::Jcs, out);
+}
+
+/// How [`write_canonical_to`] writes numbers: the one place the two canonical
+/// forms of this crate differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Numbers {
+    /// RFC 8785: every number as an IEEE 754 double in ECMAScript's shortest
+    /// form, so `1`, `1.0` and `1e0` are one number. For digests a client
+    /// must be able to recompute ([`canonical_json`]).
+    Jcs,
+    /// serde_json's own form: an integer keeps every digit of its 64 bits and
+    /// a float keeps its fraction (`1` and `1.0` differ), so two different
+    /// `serde_json::Value`s never share a canonical form. For bindings that
+    /// must tell any two argument objects apart, such as the `requestState`
+    /// binding of the runtime.
+    Exact,
+}
+
+/// Where canonical JSON goes: a `String`, or straight into a SHA-256 hasher so
+/// that hashing a large value makes no intermediate copy.
+pub trait CanonicalSink {
+    /// Appends `text`.
+    fn push_str(&mut self, text: &str);
+}
+
+impl CanonicalSink for String {
+    fn push_str(&mut self, text: &str) {
+        String::push_str(self, text);
     }
 }
 
-fn write_number(n: &serde_json::Number, out: &mut String) {
+impl CanonicalSink for Sha256 {
+    fn push_str(&mut self, text: &str) {
+        self.update(text.as_bytes());
+    }
+}
+
+/// Writes the canonical form of `value` to `sink`: members sorted by the
+/// UTF-16 code units of their names, no insignificant whitespace, strings with
+/// the minimal escapes of RFC 8785, and numbers as `numbers` says. With
+/// [`Numbers::Jcs`] this is exactly [`canonical_json`].
+///
+/// ```
+/// use typed_mcp_core::digest::{Numbers, canonical_json, write_canonical_to};
+/// use serde_json::json;
+///
+/// let value = json!({"b": [1, "x"], "a": {"d": null, "c": true}});
+/// let mut exact = String::new();
+/// write_canonical_to(&value, Numbers::Exact, &mut exact);
+/// assert_eq!(exact, canonical_json(&value));
+/// assert_eq!(exact, r#"{"a":{"c":true,"d":null},"b":[1,"x"]}"#);
+///
+/// // The forms differ on numbers alone.
+/// let mut float = String::new();
+/// write_canonical_to(&json!(1.0), Numbers::Exact, &mut float);
+/// assert_eq!((float.as_str(), canonical_json(&json!(1.0)).as_str()), ("1.0", "1"));
+/// ```
+pub fn write_canonical_to(value: &Value, numbers: Numbers, sink: &mut impl CanonicalSink) {
+    match value {
+        Value::Null => sink.push_str("null"),
+        Value::Bool(true) => sink.push_str("true"),
+        Value::Bool(false) => sink.push_str("false"),
+        Value::Number(n) => match numbers {
+            Numbers::Jcs => write_number(n, sink),
+            Numbers::Exact => sink.push_str(&n.to_string()),
+        },
+        Value::String(s) => write_string(s, sink),
+        Value::Array(items) => {
+            sink.push_str("[");
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    sink.push_str(",");
+                }
+                write_canonical_to(item, numbers, sink);
+            }
+            sink.push_str("]");
+        }
+        Value::Object(map) => write_canonical_object_to(map, numbers, sink),
+    }
+}
+
+/// [`write_canonical_to`] of an object held as a map, without wrapping it in
+/// a [`Value`] first.
+pub fn write_canonical_object_to(
+    map: &Map<String, Value>,
+    numbers: Numbers,
+    sink: &mut impl CanonicalSink,
+) {
+    let mut members: Vec<(&String, &Value)> = map.iter().collect();
+    // UTF-16 order differs from UTF-8 (byte) order only above U+FFFF
+    // against U+E000..U+FFFF, but JCS is explicit about it.
+    members.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+    sink.push_str("{");
+    for (i, (key, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            sink.push_str(",");
+        }
+        write_string(key, sink);
+        sink.push_str(":");
+        write_canonical_to(value, numbers, sink);
+    }
+    sink.push_str("}");
+}
+
+fn write_number(n: &serde_json::Number, out: &mut impl CanonicalSink) {
     // serde_json holds no NaN or infinity, so every number has a JCS form.
     let f = n.as_f64().unwrap_or(0.0);
     if f == 0.0 {
         // ECMAScript's Number::toString(-0) is "0".
-        out.push('0');
+        out.push_str("0");
     } else {
         out.push_str(ryu_js::Buffer::new().format_finite(f));
     }
 }
 
-fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\u{c}' => out.push_str("\\f"),
-            '\r' => out.push_str("\\r"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
+fn write_string(s: &str, out: &mut impl CanonicalSink) {
+    out.push_str("\"");
+    // Runs of characters that need no escape are pushed whole.
+    let mut plain = 0;
+    for (i, c) in s.char_indices() {
+        let escaped: Cow<'static, str> = match c {
+            '"' => "\\\"".into(),
+            '\\' => "\\\\".into(),
+            '\u{8}' => "\\b".into(),
+            '\t' => "\\t".into(),
+            '\n' => "\\n".into(),
+            '\u{c}' => "\\f".into(),
+            '\r' => "\\r".into(),
+            c if (c as u32) < 0x20 => format!("\\u{:04x}", c as u32).into(),
+            _ => continue,
+        };
+        out.push_str(&s[plain..i]);
+        out.push_str(&escaped);
+        plain = i + c.len_utf8();
     }
-    out.push('"');
+    out.push_str(&s[plain..]);
+    out.push_str("\"");
 }
 
 /// A SHA-256 digest, written `sha256:` followed by 64 lowercase hex digits.
@@ -130,7 +205,9 @@ impl Digest {
 
     /// The digest of the canonical JSON of `value` (see [`canonical_json`]).
     pub fn of_json(value: &Value) -> Digest {
-        Digest::of_bytes(canonical_json(value).as_bytes())
+        let mut hasher = Sha256::new();
+        write_canonical_to(value, Numbers::Jcs, &mut hasher);
+        Digest(hasher.finalize().into())
     }
 
     /// The 32 raw bytes.
@@ -401,6 +478,53 @@ mod tests {
 
     fn canon(text: &str) -> String {
         canonical_json(&serde_json::from_str(text).expect("test input parses"))
+    }
+
+    fn exact(value: &Value) -> String {
+        let mut out = String::new();
+        write_canonical_to(value, Numbers::Exact, &mut out);
+        out
+    }
+
+    #[test]
+    fn the_exact_form_differs_from_jcs_in_numbers_only() {
+        // No number, or integers within ±2^53: one canonical form.
+        for value in [
+            json!({"b": [1, -2, 0], "a": {"\u{fb01}": "é\u{1}\n", "😀": null}}),
+            json!([true, false, {}, [], "", 9_007_199_254_740_991_i64]),
+        ] {
+            assert_eq!(exact(&value), canonical_json(&value), "{value}");
+        }
+        // Floats keep their fraction and integers every digit.
+        for (input, exact_form, jcs_form) in [
+            ("1.0", "1.0", "1"),
+            ("1e2", "100.0", "100"),
+            ("9007199254740993", "9007199254740993", "9007199254740992"),
+            (
+                "-9223372036854775808",
+                "-9223372036854775808",
+                "-9223372036854776000",
+            ),
+        ] {
+            let value: Value = serde_json::from_str(input).unwrap();
+            assert_eq!(
+                (exact(&value).as_str(), canon(input).as_str()),
+                (exact_form, jcs_form)
+            );
+        }
+    }
+
+    #[test]
+    fn a_hasher_sink_hashes_the_canonical_bytes() {
+        let value = json!({"b": 1, "a": ["x", {"d": 2.5, "c": null}]});
+        let mut hasher = Sha256::new();
+        write_canonical_to(&value, Numbers::Jcs, &mut hasher);
+        let streamed: [u8; 32] = hasher.finalize().into();
+        assert_eq!(
+            Digest(streamed),
+            Digest::of_bytes(canonical_json(&value).as_bytes())
+        );
+        assert_eq!(Digest(streamed), Digest::of_json(&value));
     }
 
     #[test]

@@ -52,6 +52,8 @@ mod error;
 pub mod guard;
 mod id;
 pub mod router;
+#[cfg(test)]
+mod tests;
 pub mod uri_template;
 pub mod wire;
 

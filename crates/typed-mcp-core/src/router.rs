@@ -1235,33 +1235,3 @@ fn check_param_header(
         )))
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::catalog::CatalogOptions;
-
-    /// Found by the `router` fuzz target: invalid UTF-8 in the value of an
-    /// unknown member was skipped unchecked, so the message was answered as
-    /// a shape error echoing its id instead of a parse error without one.
-    #[test]
-    fn invalid_utf8_in_a_skipped_member_is_a_parse_error_without_id() {
-        let catalog = Catalog::build(
-            CatalogOptions::new(Implementation::new("t", "1")),
-            vec![],
-            vec![],
-            vec![],
-            vec![],
-        )
-        .unwrap();
-        let router = Router::new(catalog, Limits::default());
-        let message = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method$\":\"\xff\"}";
-        let Decision::Answer(answer) = router.route(message, &Facts::NONE) else {
-            panic!("an answer");
-        };
-        let body: Value = serde_json::from_slice(&answer.body).unwrap();
-        assert_eq!(body["error"]["code"], json!(-32700));
-        assert!(body.get("id").is_none(), "{body}");
-        assert_eq!(answer.http_status, 400);
-    }
-}

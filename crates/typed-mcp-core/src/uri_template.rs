@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use typed_mcp_syntax::Piece;
+
 /// A parsed URI template.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UriTemplate {
@@ -20,73 +22,23 @@ enum Part {
     Var { name: String, reserved: bool },
 }
 
-/// Why a URI template could not be parsed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum UriTemplateError {
-    /// A `{` without its `}`.
-    #[error("unclosed `{{` at byte {0}")]
-    Unclosed(usize),
-    /// `{}` or a name with characters outside `[A-Za-z0-9_.]`.
-    #[error("invalid variable name {0:?} (expected letters, digits, `_` or `.`)")]
-    BadName(String),
-    /// An operator other than `+`, or a variable list.
-    #[error("unsupported expression {{{0}}}: only {{name}} and {{+name}} are supported")]
-    Unsupported(String),
-    /// Two variables with nothing between them cannot be told apart.
-    #[error("variables {0:?} and {1:?} are adjacent; put a literal between them")]
-    Adjacent(String, String),
-    /// The same variable twice.
-    #[error("variable {0:?} appears twice")]
-    Duplicate(String),
-}
+/// Why a URI template could not be parsed: the error `#[resource]` reports at
+/// compile time for the same template (both parse with `typed-mcp-syntax`).
+pub use typed_mcp_syntax::TemplateError as UriTemplateError;
 
 impl UriTemplate {
     /// Parses a template.
     pub fn parse(source: &str) -> Result<UriTemplate, UriTemplateError> {
-        let mut parts = Vec::new();
-        let mut rest = source;
-        let mut offset = 0;
-        while let Some(open) = rest.find('{') {
-            if open > 0 {
-                parts.push(Part::Literal(rest[..open].to_owned()));
-            }
-            let close = rest[open..]
-                .find('}')
-                .ok_or(UriTemplateError::Unclosed(offset + open))?
-                + open;
-            let expr = &rest[open + 1..close];
-            let (reserved, name) = match expr.strip_prefix('+') {
-                Some(n) => (true, n),
-                None => (false, expr),
-            };
-            if name.contains(',') || name.starts_with(['#', '.', '/', ';', '?', '&', '=']) {
-                return Err(UriTemplateError::Unsupported(expr.to_owned()));
-            }
-            if name.is_empty()
-                || !name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-            {
-                return Err(UriTemplateError::BadName(name.to_owned()));
-            }
-            if let Some(Part::Var { name: prev, .. }) = parts.last() {
-                return Err(UriTemplateError::Adjacent(prev.clone(), name.to_owned()));
-            }
-            let name = name.to_owned();
-            if parts
-                .iter()
-                .any(|p| matches!(p, Part::Var { name: n, .. } if *n == name))
-            {
-                return Err(UriTemplateError::Duplicate(name));
-            }
-            parts.push(Part::Var { name, reserved });
-            offset += close + 1;
-            rest = &rest[close + 1..];
-        }
-        if !rest.is_empty() {
-            parts.push(Part::Literal(rest.to_owned()));
-        }
+        let parts = typed_mcp_syntax::parse_template(source)?
+            .into_iter()
+            .map(|piece| match piece {
+                Piece::Literal(text) => Part::Literal(text.to_owned()),
+                Piece::Variable { name, reserved } => Part::Var {
+                    name: name.to_owned(),
+                    reserved,
+                },
+            })
+            .collect();
         Ok(UriTemplate {
             source: source.to_owned(),
             parts,
@@ -256,6 +208,12 @@ mod tests {
         assert!(matches!(
             UriTemplate::parse("x://{}"),
             Err(UriTemplateError::BadName(_))
+        ));
+        // RFC 6570 allows no `}` in literal text; `#[resource]` refused it
+        // before the rules were shared, and now `Server::build` does too.
+        assert!(matches!(
+            UriTemplate::parse("x://id}"),
+            Err(UriTemplateError::StrayClose(6))
         ));
         assert!(matches!(
             UriTemplate::parse("x://{a}/{a}"),

@@ -49,60 +49,6 @@ impl ResourceArgs {
     }
 }
 
-/// The variables of a URI template, by the rules `Server::build` applies:
-/// `{name}` and `{+name}`, names of letters, digits, `_` and `.`, no two
-/// variables adjacent or repeated.
-pub(crate) fn template_variables(template: &str) -> Result<Vec<String>, String> {
-    let mut variables = Vec::new();
-    let mut rest = template;
-    let mut previous_was_variable = false;
-    while let Some(open) = rest.find('{') {
-        if open > 0 {
-            previous_was_variable = false;
-        }
-        if rest[..open].contains('}') {
-            return Err("a `}` without its `{`".into());
-        }
-        let Some(close) = rest[open..].find('}').map(|c| c + open) else {
-            return Err("a `{` without its `}`".into());
-        };
-        let expr = &rest[open + 1..close];
-        let name = expr.strip_prefix('+').unwrap_or(expr);
-        if name.contains(',') || name.starts_with(['#', '.', '/', ';', '?', '&', '=', '+']) {
-            return Err(format!(
-                "`{{{expr}}}` is not supported: only `{{name}}` and `{{+name}}` (a value holding `/`) are"
-            ));
-        }
-        if name.is_empty()
-            || !name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
-        {
-            return Err(format!(
-                "`{{{expr}}}` is not a valid variable: use letters, digits, `_` or `.`"
-            ));
-        }
-        if previous_was_variable {
-            return Err(format!(
-                "`{{{}}}` and `{{{name}}}` are adjacent, so a URI cannot be split between them; put a literal between them",
-                variables.last().map(String::as_str).unwrap_or_default()
-            ));
-        }
-        if variables.iter().any(|v| v == name) {
-            return Err(format!(
-                "`{{{name}}}` appears twice; each variable appears once"
-            ));
-        }
-        variables.push(name.to_owned());
-        previous_was_variable = true;
-        rest = &rest[close + 1..];
-    }
-    if rest.contains('}') {
-        return Err("a `}` without its `{`".into());
-    }
-    Ok(variables)
-}
-
 fn is_string(ty: &syn::Type) -> bool {
     match ty {
         syn::Type::Path(p) if p.qself.is_none() => p
@@ -134,8 +80,9 @@ pub(crate) fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             );
             None
         }
-        Some(uri) => match template_variables(&uri.value()) {
-            Ok(variables) => Some(variables),
+        // The rules `Server::build` applies to a template declared at run time.
+        Some(uri) => match typed_mcp_syntax::template_variables(&uri.value()) {
+            Ok(variables) => Some(variables.into_iter().map(str::to_owned).collect::<Vec<_>>()),
             Err(message) => {
                 cx.error_spanned_by(uri, format!("invalid URI template: {message}"));
                 None
@@ -278,40 +225,6 @@ fn generate(
                 },
                 #closure,
             )
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::template_variables;
-
-    #[test]
-    fn variables_in_order() {
-        assert_eq!(
-            template_variables("file:///readme").unwrap(),
-            Vec::<String>::new()
-        );
-        assert_eq!(
-            template_variables("desk://tickets/{id}/notes/{+path}").unwrap(),
-            ["id", "path"]
-        );
-        assert_eq!(template_variables("x://{user.id}").unwrap(), ["user.id"]);
-    }
-
-    #[test]
-    fn invalid_templates() {
-        for bad in [
-            "x://{id",
-            "x://id}",
-            "x://{}",
-            "x://{a,b}",
-            "x://{?q}",
-            "x://{a}{b}",
-            "x://{a}/{a}",
-            "x://{a-b}",
-        ] {
-            assert!(template_variables(bad).is_err(), "{bad}");
         }
     }
 }

@@ -138,13 +138,9 @@ pub(crate) fn read_caps(cx: &Ctxt, arg: &crate::attr::Arg) -> Vec<(String, syn::
     caps
 }
 
-/// True for a wire name the spec allows: `[A-Za-z0-9_.-]{1,128}`.
-pub(crate) fn valid_tool_name(name: &str) -> bool {
-    (1..=128).contains(&name.len())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
-}
+/// True for a wire name the spec allows: `[A-Za-z0-9_.-]{1,128}`, the rule
+/// `Server::build` applies too.
+pub(crate) use typed_mcp_syntax::is_valid_tool_name as valid_tool_name;
 
 /// How the return value becomes a reply. The wrappers (`Result`, `Answer`,
 /// `Option`, `()`) are read from how the return type is written; what is

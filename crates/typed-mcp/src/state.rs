@@ -21,6 +21,7 @@ use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+use typed_mcp_core::digest::{Numbers, write_canonical_object_to};
 
 /// The keys that seal and open `requestState`.
 #[derive(Clone)]
@@ -75,7 +76,8 @@ pub struct StateBinding<'a> {
     pub method: &'a str,
     /// The tool or prompt name, or the resource URI.
     pub target: &'a str,
-    /// The arguments (canonicalized before hashing, so key order does not matter).
+    /// The arguments, hashed in canonical form (so key order does not matter;
+    /// see [`typed_mcp_core::digest::write_canonical_to`]).
     pub arguments: Option<&'a Map<String, Value>>,
     /// The authenticated principal, when the transport has one.
     pub principal: Option<&'a str>,
@@ -91,8 +93,10 @@ impl StateBinding<'_> {
         }
         // No principal and an empty principal id are different callers.
         hasher.update([u8::from(self.principal.is_some())]);
+        // The digest's canonical JSON, with numbers kept exact: `1` and
+        // `1.0`, or two integers past 2^53, are different arguments here.
         if let Some(arguments) = self.arguments {
-            canonical_object(arguments, &mut hasher);
+            write_canonical_object_to(arguments, Numbers::Exact, &mut hasher);
         }
         BindingDigest(hasher.finalize().into())
     }
@@ -101,40 +105,6 @@ impl StateBinding<'_> {
 /// The request a state is bound to, hashed (see [`StateBinding::digest`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BindingDigest([u8; 32]);
-
-/// Feeds the JSON of `map`, with object keys sorted at every level, to the
-/// hasher (no intermediate string, no copy of the arguments).
-fn canonical_object(map: &Map<String, Value>, hasher: &mut Sha256) {
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    hasher.update(b"{");
-    for (i, (key, value)) in entries.into_iter().enumerate() {
-        if i > 0 {
-            hasher.update(b",");
-        }
-        hasher.update(serde_json::to_string(key).unwrap_or_default().as_bytes());
-        hasher.update(b":");
-        canonical_value(value, hasher);
-    }
-    hasher.update(b"}");
-}
-
-fn canonical_value(value: &Value, hasher: &mut Sha256) {
-    match value {
-        Value::Object(map) => canonical_object(map, hasher),
-        Value::Array(items) => {
-            hasher.update(b"[");
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    hasher.update(b",");
-                }
-                canonical_value(item, hasher);
-            }
-            hasher.update(b"]");
-        }
-        other => hasher.update(other.to_string().as_bytes()),
-    }
-}
 
 /// Why a `requestState` was refused. The client learns only that it did not
 /// verify; the distinction is for the server's log.
@@ -233,6 +203,42 @@ mod tests {
             principal: None,
         }
         .digest()
+    }
+
+    /// The binding hashes the same canonical JSON as the declaration digests
+    /// (`typed_mcp_core::digest::canonical_json`), byte for byte, wherever
+    /// their number forms agree; it keeps numbers exact where JCS rounds.
+    #[test]
+    fn the_binding_hashes_the_digests_canonical_json() {
+        let arguments = json!({
+            "z": "\u{1f600} \"quoted\" \u{1}",
+            "\u{fb01}": [1, -2, null, true, {"b": 9007199254740991_i64, "a": "x"}],
+            "a": {"nested": {}, "list": []}
+        });
+        let arguments = arguments.as_object().unwrap();
+        let mut expected = Sha256::new();
+        for part in ["tools/call", "greet", ""] {
+            expected.update((part.len() as u64).to_be_bytes());
+            expected.update(part.as_bytes());
+        }
+        expected.update([0]);
+        expected.update(
+            typed_mcp_core::digest::canonical_json(&Value::Object(arguments.clone())).as_bytes(),
+        );
+        let expected: [u8; 32] = expected.finalize().into();
+        assert_eq!(binding("greet", arguments), BindingDigest(expected));
+
+        // Where JCS makes numbers one, the binding keeps them apart.
+        for (a, b) in [
+            (json!({"n": 1}), json!({"n": 1.0})),
+            (
+                json!({"n": 9_007_199_254_740_993_u64}),
+                json!({"n": 9_007_199_254_740_992_u64}),
+            ),
+        ] {
+            let (a, b) = (a.as_object().unwrap(), b.as_object().unwrap());
+            assert_ne!(binding("greet", a), binding("greet", b), "{a:?} vs {b:?}");
+        }
     }
 
     #[test]

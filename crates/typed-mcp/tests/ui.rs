@@ -2,12 +2,21 @@
 //! must fail with exactly the diagnostics in its `.stderr` snapshot, and
 //! each `ui/pass` case must compile.
 //!
-//! Diagnostics change wording between compiler releases; the snapshots are
-//! written by the toolchain CI uses (regenerate with `TRYBUILD=overwrite`).
+//! The failing cases are grouped by family, one diagnostic per file:
+//! `attr/` (the attribute's arguments, names and URI templates), `docs/`
+//! (the doc comment and its `# Arguments` list), `signature/` (what the
+//! attribute is on, receivers and parameters), `types/` (types without the
+//! JSON or string form they need) and `lists/` (`tools![]` and its kin).
+//!
+//! Diagnostics change wording between compiler releases, so the toolchain is
+//! pinned (`rust-toolchain.toml`); regenerate the snapshots with
+//! `TRYBUILD=overwrite cargo test -p typed-mcp --test ui` after changing it.
 
 #[test]
 fn ui() {
     let cases = trybuild::TestCases::new();
-    cases.compile_fail("tests/ui/fail/*.rs");
+    for family in ["attr", "docs", "signature", "types", "lists"] {
+        cases.compile_fail(format!("tests/ui/fail/{family}/*.rs"));
+    }
     cases.pass("tests/ui/pass/*.rs");
 }

@@ -1,0 +1,15 @@
+//! A flag takes no value, or `true`/`false`.
+
+use typed_mcp::tool;
+
+/// Add two integers.
+///
+/// # Arguments
+/// * `a` - The first addend.
+/// * `b` - The second addend.
+#[tool(read_only = "yes")]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+//! `timeout_ms` takes an integer literal.
+
+use typed_mcp::tool;
+
+/// Add two integers.
+///
+/// # Arguments
+/// * `a` - The first addend.
+/// * `b` - The second addend.
+#[tool(timeout_ms = "5")]
+fn add(a: i64, b: i64) -> i64 {
+    a + b
+}
+
+fn main() {}
