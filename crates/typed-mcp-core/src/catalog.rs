@@ -346,6 +346,18 @@ pub enum CatalogError {
         /// The tool.
         name: String,
     },
+    /// An input that is bytes (`Vec<u8>`, `[u8; N]`, `bytes::Bytes`: an
+    /// array of `uint8`): JSON has no bytes, and a model cannot be asked to
+    /// spell a file as a list of numbers.
+    #[error(
+        "tool {name:?}: input {path} is bytes (an array of uint8), which JSON cannot carry; take a base64 or text `String` and decode it in the tool"
+    )]
+    BytesInput {
+        /// The tool.
+        name: String,
+        /// Where, as a readable path (`file`, `parts[].data`).
+        path: String,
+    },
     /// An output schema that is not a JSON Schema object or boolean.
     #[error("tool {name:?}: the output schema must be a JSON Schema object")]
     OutputSchemaInvalid {
@@ -1009,6 +1021,20 @@ fn check_tool(entry: &mut ToolEntry, errors: &mut Vec<CatalogError>) {
             }
         }
     }
+    let mut bytes = Vec::new();
+    find_bytes_inputs(
+        &tool.input_schema,
+        &tool.input_schema,
+        &mut Vec::new(),
+        &mut Vec::new(),
+        &mut bytes,
+    );
+    for path in bytes {
+        errors.push(CatalogError::BytesInput {
+            name: name.clone(),
+            path,
+        });
+    }
     let mut header_params = Vec::new();
     collect_header_params(
         &name,
@@ -1028,6 +1054,84 @@ fn check_tool(entry: &mut ToolEntry, errors: &mut Vec<CatalogError>) {
         }
     }
     entry.header_params = header_params;
+}
+
+/// The local `$ref` target of `schema`, if it has one.
+fn ref_target<'a>(root: &'a Value, schema: &Value) -> Option<(&'a Value, String)> {
+    let reference = schema.get("$ref")?.as_str()?;
+    let pointer = reference.strip_prefix('#')?;
+    Some((root.pointer(pointer)?, pointer.to_owned()))
+}
+
+/// True when `schema` is an array of `uint8` (schemars' schema of `Vec<u8>`).
+fn is_byte_array(root: &Value, schema: &Value) -> bool {
+    let Some(items) = schema.get("items") else {
+        return false;
+    };
+    let items = ref_target(root, items).map_or(items, |(target, _)| target);
+    schema.get("type").and_then(Value::as_str) == Some("array")
+        && items.get("format").and_then(Value::as_str) == Some("uint8")
+}
+
+/// Adds the readable path of every bytes input under `schema` to `out`,
+/// following `properties`, map values (`name.*`), array items (`name[]`),
+/// unions and local `$ref`s (each at most once on a path, so a recursive
+/// type ends).
+fn find_bytes_inputs(
+    root: &Value,
+    schema: &Value,
+    path: &mut Vec<String>,
+    refs: &mut Vec<String>,
+    out: &mut Vec<String>,
+) {
+    if is_byte_array(root, schema) {
+        let at = path.join(".").replace(".[]", "[]");
+        if !out.contains(&at) {
+            out.push(at);
+        }
+        return;
+    }
+    if let Some((target, pointer)) = ref_target(root, schema)
+        && !refs.contains(&pointer)
+    {
+        refs.push(pointer);
+        find_bytes_inputs(root, target, path, refs, out);
+        refs.pop();
+    }
+    for keyword in ["anyOf", "oneOf", "allOf"] {
+        for branch in schema
+            .get(keyword)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            find_bytes_inputs(root, branch, path, refs, out);
+        }
+    }
+    let mut nested = |key: String, sub: &Value, out: &mut Vec<String>| {
+        path.push(key);
+        find_bytes_inputs(root, sub, path, refs, out);
+        path.pop();
+    };
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (key, prop) in props {
+            nested(key.clone(), prop, out);
+        }
+    }
+    if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
+        nested("*".into(), values, out);
+    }
+    if let Some(items) = schema.get("items").filter(|v| v.is_object()) {
+        nested("[]".into(), items, out);
+    }
+    for item in schema
+        .get("prefixItems")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        nested("[]".into(), item, out);
+    }
 }
 
 /// Finds `x-mcp-header` annotations reachable from the root through `properties`
@@ -1179,7 +1283,8 @@ fn check_prompt(entry: &PromptEntry, errors: &mut Vec<CatalogError>) {
     }
 }
 
-/// True for `{"type": "string"}` or a nullable string (`["string", "null"]`).
+/// True for `{"type": "string"}` or a nullable string (`["string", "null"]`,
+/// or typed-mcp's spelling `{"anyOf": [{"type": "string"}, {"type": "null"}]}`).
 pub fn is_string_schema(schema: &Value) -> bool {
     match schema.get("type") {
         Some(Value::String(t)) => t == "string",
@@ -1187,6 +1292,17 @@ pub fn is_string_schema(schema: &Value) -> bool {
             types.iter().any(|t| t == "string")
                 && types.iter().all(|t| t == "string" || t == "null")
         }
+        None => match schema.get("anyOf").and_then(Value::as_array) {
+            Some(branches) => {
+                let types: Vec<Option<&str>> = branches
+                    .iter()
+                    .map(|b| b.get("type").and_then(Value::as_str))
+                    .collect();
+                types.contains(&Some("string"))
+                    && types.iter().all(|t| matches!(t, Some("string" | "null")))
+            }
+            None => false,
+        },
         _ => false,
     }
 }
@@ -1199,4 +1315,62 @@ pub(crate) fn required_prompt_arguments(prompt: &Prompt) -> impl Iterator<Item =
         .iter()
         .flatten()
         .filter(|a| a.required == Some(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn nullable_strings_are_strings_in_either_spelling() {
+        assert!(is_string_schema(&json!({"type": "string"})));
+        assert!(is_string_schema(&json!({"type": ["string", "null"]})));
+        assert!(is_string_schema(
+            &json!({"anyOf": [{"type": "string"}, {"type": "null"}]})
+        ));
+        assert!(!is_string_schema(
+            &json!({"anyOf": [{"type": "integer"}, {"type": "null"}]})
+        ));
+        assert!(!is_string_schema(&json!({"anyOf": [{"type": "null"}]})));
+        assert!(!is_string_schema(
+            &json!({"anyOf": [{"type": "string"}, {}]})
+        ));
+    }
+
+    #[test]
+    fn bytes_inputs_are_found_through_refs_maps_and_unions_and_recursion_ends() {
+        let bytes = json!({"type": "array", "items": {"type": "integer", "format": "uint8"}});
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "tree": {"$ref": "#/$defs/Node"},
+                "blobs": {"type": "object", "additionalProperties": bytes},
+                "maybe": {"anyOf": [{"$ref": "#/$defs/Blob"}, {"type": "null"}]},
+                "numbers": {"type": "array", "items": {"type": "integer", "format": "uint16"}}
+            },
+            "$defs": {
+                "Node": {
+                    "type": "object",
+                    "properties": {
+                        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                        "data": {"type": "array", "items": {"$ref": "#/$defs/Byte"}}
+                    }
+                },
+                "Byte": {"type": "integer", "format": "uint8"},
+                "Blob": bytes
+            }
+        });
+        let mut found = Vec::new();
+        find_bytes_inputs(
+            &schema,
+            &schema,
+            &mut Vec::new(),
+            &mut Vec::new(),
+            &mut found,
+        );
+        // A recursive type is entered once per path: `tree.children[].data`
+        // is the same field as `tree.data`, reported once.
+        assert_eq!(found, ["tree.data", "blobs.*", "maybe"]);
+    }
 }

@@ -451,6 +451,49 @@ fn check_param_type(cx: &Ctxt, kind: Kind, ty: &Type, ident: Option<&Ident>) -> 
     }
 }
 
+/// The `#[garde(...)]` rules a parameter may carry: the ones schemars turns
+/// into schema keywords, which the argument validator enforces. Any other
+/// (`custom`, `ascii`, `email`, a format the validator only annotates...)
+/// would be a rule that never runs, so it is a compile error pointing at
+/// the way that does run: the rule on a field of a type deriving
+/// `garde::Validate`.
+const SCHEMA_GARDE_RULES: &[&str] = &[
+    "length", "range", "required", "pattern", "contains", "inner",
+];
+
+fn check_garde_rules(cx: &Ctxt, helper: &Attribute) {
+    let _ = helper.parse_nested_meta(|meta| check_garde_rule(cx, meta));
+}
+
+fn check_garde_rule(cx: &Ctxt, meta: syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    let rule = meta
+        .path
+        .get_ident()
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    if !SCHEMA_GARDE_RULES.contains(&rule.as_str()) {
+        cx.error_spanned_by(
+            &meta.path,
+            format!(
+                "`#[garde({})]` on a tool parameter would never run: here garde rules only shape the schema (length, range, required, pattern, contains, inner); put the rule on a field of a type that derives `garde::Validate`, and take that type",
+                tokens_text(&meta.path)
+            ),
+        );
+    }
+    if rule == "inner" {
+        // The rules of a collection's items: the same ones are allowed.
+        return meta.parse_nested_meta(|inner| check_garde_rule(cx, inner));
+    }
+    // Skip the rule's own arguments: `length(min = 1)`, `pattern("..")`.
+    if meta.input.peek(syn::token::Paren) {
+        let _arguments;
+        syn::parenthesized!(_arguments in meta.input);
+    } else if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    }
+    Ok(())
+}
+
 /// Reads `#[arg(...)]` and collects the attributes forwarded to the field.
 fn read_helpers(
     cx: &Ctxt,
@@ -469,6 +512,9 @@ fn read_helpers(
                 ),
             );
             continue;
+        }
+        if helper.path().is_ident("garde") {
+            check_garde_rules(cx, &helper);
         }
         if !helper.path().is_ident("arg") {
             forwarded.push(helper);

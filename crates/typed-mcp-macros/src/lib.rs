@@ -60,7 +60,26 @@ use crate::func::Kind;
 /// On a parameter, `#[arg(default = expr)]` (or `#[arg(default)]` for
 /// `Default::default()`) makes it optional with that default, shown in the
 /// schema; `#[schemars(...)]`, `#[validate(...)]` and `#[garde(...)]` are
-/// passed to the schema (`#[schemars(range(min = 1, max = 100))]`).
+/// passed to the schema (`#[schemars(range(min = 1, max = 100))]`). A
+/// `#[garde(...)]` rule the schema cannot carry (`custom`, `ascii`, `email`...)
+/// is a compile error there: it would never run (see named validators below).
+///
+/// Schemas are closed and portable: every struct in them lists its fields
+/// with `additionalProperties: false`, so an unknown field anywhere is
+/// refused (with every other problem, in one `isError` result) rather than
+/// dropped, without `#[serde(deny_unknown_fields)]`. Maps (`HashMap`,
+/// `BTreeMap`, `serde_json::Map`) stay maps; a struct opts out with
+/// `#[schemars(extend("additionalProperties" = true))]` or a
+/// `#[serde(flatten)]` map field. A nullable field is an `anyOf` of one type
+/// each. A bytes parameter (`Vec<u8>`, `[u8; N]`, `Bytes`: JSON has no bytes)
+/// makes `Server::build` fail naming the tool.
+///
+/// Named validators, for rules JSON Schema cannot express: a parameter whose
+/// type implements `garde::Validate` (derive it; the context must be
+/// `Default`) is validated after decoding, and its failures join the same
+/// report. Declare each rule for the model with
+/// `#[schemars(extend("x-validator" = "must name an open ticket"))]` on the
+/// field: the message is appended to the field's description.
 ///
 /// Serve it with `tools![add]` (a function) or `tools![desk.close_ticket]`
 /// (a method, bound to a `desk` held as `Arc<Desk>` or a `Desk: Clone`).

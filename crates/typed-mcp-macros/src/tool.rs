@@ -359,6 +359,18 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
         });
     }
 
+    // The named validator of each parameter type that has one (autoref
+    // dispatch: `GardeRules` when the type implements `garde::Validate`).
+    let checks = function.params.iter().map(|param| {
+        let ty = &param.ty;
+        let name = &param.name;
+        quote! {
+            if let ::core::option::Option::Some(check) = (&&#p::Rules::<#ty>::new()).check() {
+                checks.push(#p::ArgumentCheck { name: #name, check });
+            }
+        }
+    });
+
     let reads = call_args(function, |param| {
         let ident = &param.ident;
         quote!(__args.#ident)
@@ -421,6 +433,14 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
                     open_world: #open_world,
                     timeout_ms: #timeout_ms,
                     caps: #caps,
+                    checks: || {
+                        #[allow(unused_imports)]
+                        use #p::{GardeRules as _, NoRules as _};
+                        #[allow(unused_mut)]
+                        let mut checks = ::std::vec::Vec::new();
+                        #(#checks)*
+                        checks
+                    },
                 },
                 #closure,
             )

@@ -67,8 +67,10 @@
 //! - [`schema`]: the schemas the macros derive, for hand-written declarations;
 //! - [`transport`] and [`middleware`]: the seams for transports and for tower
 //!   layers around handlers;
-//! - [`testing`]: an in-process client for tests.
+//! - `testing` (feature `testing`): an in-process client for tests.
 
+#![doc = include_str!("features.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
@@ -85,6 +87,8 @@ mod server;
 pub mod state;
 mod stdio;
 mod subscribe;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
 pub mod trace;
 pub mod transport;
@@ -117,6 +121,7 @@ pub mod wire {
 pub mod __private {
     pub use crate::declare::{AnyResourceDecl, PromptDecl, ResourceRequest, ToolDecl};
     pub use crate::typed::answer::Answered;
+    pub use crate::typed::args::{ArgumentCheck, CheckFn, GardeRules, NoRules, Rules};
     pub use crate::typed::output::{
         Contents, Fallible, Leaf, LibraryOutput, Optional, Output, OutputShape, Raw, Structured,
         StructuredOutput, Unit,

@@ -17,11 +17,19 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 use typed_mcp_core::digest::{Numbers, write_canonical_object_to};
+use zeroize::Zeroize as _;
+
+/// Fills `bytes` from the operating system's random source (keys and nonces).
+/// getrandom directly rather than the AEAD crate's `getrandom` feature, which
+/// would add a second getrandom major and rand_core to the build.
+fn fill_random(bytes: &mut [u8]) {
+    getrandom::fill(bytes).expect("the operating system's random source failed");
+}
 
 /// The keys that seal and open `requestState`.
 #[derive(Clone)]
@@ -42,10 +50,12 @@ impl StateKeys {
     /// One random key for this process (the default). Fine for a single
     /// process; replicas need [`StateKeys::from_secrets`].
     pub fn random() -> Self {
+        let mut secret = [0u8; 32];
+        fill_random(&mut secret);
+        let cipher = XChaCha20Poly1305::new(&secret.into());
+        secret.zeroize();
         StateKeys {
-            ciphers: vec![XChaCha20Poly1305::new(&XChaCha20Poly1305::generate_key(
-                &mut OsRng,
-            ))],
+            ciphers: vec![cipher],
         }
     }
 
@@ -137,7 +147,8 @@ impl StateKeys {
         let expires = now_ms(now).saturating_add(ttl.as_millis() as u64);
         let mut plaintext = expires.to_be_bytes().to_vec();
         plaintext.extend_from_slice(state.as_bytes());
-        let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+        let mut nonce = XNonce::default();
+        fill_random(&mut nonce);
         let sealed = self.ciphers[0]
             .encrypt(
                 &nonce,

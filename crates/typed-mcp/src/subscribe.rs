@@ -7,8 +7,10 @@
 //! told again that each of its URIs was updated (it re-reads them) rather than
 //! being sent invented or partial events.
 
+use std::pin::pin;
 use std::sync::Arc;
 
+use futures_util::future::{Either, select};
 use tokio::sync::broadcast;
 use typed_mcp_core::RequestId;
 use typed_mcp_core::encode;
@@ -96,22 +98,23 @@ pub(crate) async fn listen(
         ctx.send(encode::notification(methods::RESOURCES_UPDATED, &params))
     };
     loop {
-        tokio::select! {
-            () = ctx.cancelled() => break,
-            update = updates.recv() => match update {
-                Ok(published) => {
-                    if uris.iter().any(|s| concerns(s, &published)) {
-                        updated(&published).await;
-                    }
+        let update = match select(pin!(ctx.cancelled()), pin!(updates.recv())).await {
+            Either::Left(((), _)) => break,
+            Either::Right((update, _)) => update,
+        };
+        match update {
+            Ok(published) => {
+                if uris.iter().any(|s| concerns(s, &published)) {
+                    updated(&published).await;
                 }
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    tracing::debug!(%id, missed, "subscription lagged; resynchronizing");
-                    for uri in &uris {
-                        updated(uri).await;
-                    }
+            }
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(%id, missed, "subscription lagged; resynchronizing");
+                for uri in &uris {
+                    updated(uri).await;
                 }
-                Err(broadcast::error::RecvError::Closed) => break,
-            },
+            }
+            Err(broadcast::error::RecvError::Closed) => break,
         }
     }
     let end = EmptyResult::default().with_meta(

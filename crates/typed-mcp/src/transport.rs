@@ -61,6 +61,8 @@
 //! # }
 //! ```
 
+mod tasks;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -68,12 +70,12 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 use typed_mcp_core::router::Headers;
 use typed_mcp_core::{Decision, Dropped, Facts, RequestId, RpcError, code, encode};
 
 use crate::context::Principal;
 use crate::server::Server;
+use tasks::Tasks;
 
 /// Default [`Outbox`] capacity: 4 MiB of queued messages.
 pub const DEFAULT_OUTBOX_BYTES: usize = 4 * 1024 * 1024;
@@ -432,6 +434,7 @@ impl Shutdown {
     /// SIGTERM sent once the server says it serves drains it rather than
     /// killing it. Must be called from within a tokio runtime.
     #[cfg(feature = "signal")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "signal")))]
     pub fn on_terminate() -> std::io::Result<Self> {
         #[cfg(unix)]
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
@@ -444,9 +447,9 @@ impl Shutdown {
                 }
             };
             #[cfg(unix)]
-            tokio::select! {
-                () = ctrl_c => {}
-                _ = term.recv() => {}
+            {
+                let term = std::pin::pin!(term.recv());
+                futures_util::future::select(std::pin::pin!(ctrl_c), term).await;
             }
             #[cfg(not(unix))]
             ctrl_c.await;
@@ -497,7 +500,7 @@ pub(crate) struct InFlight {
 pub struct Connection {
     pub(crate) server: Server,
     pub(crate) in_flight: Arc<Mutex<InFlight>>,
-    pub(crate) tasks: TaskTracker,
+    pub(crate) tasks: Tasks,
 }
 
 impl std::fmt::Debug for Connection {
@@ -514,7 +517,7 @@ impl Connection {
         Connection {
             server,
             in_flight: Arc::default(),
-            tasks: TaskTracker::new(),
+            tasks: Tasks::default(),
         }
     }
 
@@ -637,8 +640,7 @@ impl Connection {
         {
             running.cancel.cancel();
         }
-        self.tasks.close();
-        if tokio::time::timeout(deadline, self.tasks.wait())
+        if tokio::time::timeout(deadline, self.tasks.idle())
             .await
             .is_err()
         {
@@ -658,8 +660,7 @@ impl Connection {
             for id in &stuck {
                 self.cancel(id);
             }
-            self.tasks.wait().await;
+            self.tasks.idle().await;
         }
-        self.tasks.reopen();
     }
 }

@@ -9,7 +9,9 @@ mod input;
 mod redirect;
 
 use std::io::{self, BufWriter, Write};
+use std::pin::pin;
 
+use futures_util::future::{Either, select};
 use tokio::io::{AsyncRead, BufReader};
 use typed_mcp_core::router::oversized_answer;
 
@@ -92,10 +94,10 @@ impl Server {
         // One waiter on the shutdown for the whole stream, not one per line.
         let mut stop = std::pin::pin!(shutdown.wait());
         let read_result = loop {
-            let frame = tokio::select! {
-                biased;
-                () = &mut stop => break Ok(()),
-                frame = lines.next() => frame,
+            // `select` polls the shutdown first, as a biased select would.
+            let frame = match select(stop.as_mut(), pin!(lines.next())).await {
+                Either::Left(((), _)) => break Ok(()),
+                Either::Right((frame, _)) => frame,
             };
             let frame = match frame {
                 Ok(Some(frame)) => frame,

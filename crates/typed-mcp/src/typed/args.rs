@@ -2,12 +2,23 @@
 //! schema (compiled once per declaration) before they are decoded, and every
 //! problem is reported at once, by JSON path, in a stable order.
 //!
+//! Named validators (rules JSON Schema cannot express) run after decoding: a
+//! parameter whose type implements [`garde::Validate`] (with a `Default`
+//! context) is decoded on its own and validated, and its failures join the
+//! same report, with the keyword `validator`. A parameter the schema refused
+//! is not validated (its value may not decode); every other parameter is, so
+//! one report lists the schema problems of some arguments and the validator
+//! problems of the others. The whole arguments object is decoded only when
+//! the schema accepted it; a decoding error then joins the validator problems.
+//!
 //! The report never includes the value of a secret argument (one whose schema
 //! is `writeOnly`, such as a [`Secret`](crate::secret::Secret)): a problem at
 //! or under a secret is reported at the secret's own path with a message that
 //! names no value; in a tool with secrets, messages that would quote a value
 //! name it "the value" instead; and a decoding error is scrubbed of every
 //! secret value the arguments hold.
+
+use std::marker::PhantomData;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
@@ -80,14 +91,87 @@ impl ArgumentValidator {
     /// (the schema accepted what the type refused, as a custom `Deserialize`
     /// may) is one problem at the arguments object, with no secret value in
     /// its message.
+    ///
+    /// The named validators `checks` run too (see the module documentation):
+    /// every schema, validator and decoding problem in one list, sorted by
+    /// path then keyword.
     pub(crate) fn decode<A: DeserializeOwned>(
         &self,
         arguments: Value,
+        checks: &[ArgumentCheck],
     ) -> Result<A, Vec<ArgumentProblem>> {
-        let problems = self.problems(&arguments);
+        let mut problems = self.problems(&arguments);
+        let mut failed = self.run_checks(&arguments, checks, &problems);
         if !problems.is_empty() {
+            problems.append(&mut failed);
+            problems.sort_by(|a, b| (&a.path, &a.keyword).cmp(&(&b.path, &b.keyword)));
             return Err(problems);
         }
+        match self.decode_valid::<A>(arguments) {
+            Ok(decoded) if failed.is_empty() => Ok(decoded),
+            Ok(_) => Err(failed),
+            Err(mut refused) => {
+                failed.append(&mut refused);
+                failed.sort_by(|a, b| (&a.path, &a.keyword).cmp(&(&b.path, &b.keyword)));
+                Err(failed)
+            }
+        }
+    }
+
+    /// The failures of the named validators of every argument that is present
+    /// and has no problem in `schema_problems`, sorted by path. A failure at
+    /// or under a secret names no value.
+    fn run_checks(
+        &self,
+        arguments: &Value,
+        checks: &[ArgumentCheck],
+        schema_problems: &[ArgumentProblem],
+    ) -> Vec<ArgumentProblem> {
+        let mut out = Vec::new();
+        for check in checks {
+            let Some(value) = arguments.get(check.name) else {
+                continue;
+            };
+            let refused = schema_problems
+                .iter()
+                .any(|p| is_at_or_under(&p.path, check.name));
+            if refused {
+                continue;
+            }
+            for (under, message) in (check.check)(value) {
+                let path = if under.is_empty() {
+                    check.name.to_owned()
+                } else if under.starts_with('[') {
+                    format!("{}{under}", check.name)
+                } else {
+                    format!("{}.{under}", check.name)
+                };
+                let segments = path_segments(&path);
+                let problem = match self.secret_prefix(&segments) {
+                    Some(depth) => ArgumentProblem {
+                        path: segments_to_path(&segments[..depth]),
+                        keyword: VALIDATOR_KEYWORD.into(),
+                        message: SECRET_VALUE_INVALID.into(),
+                    },
+                    None => ArgumentProblem {
+                        path,
+                        keyword: VALIDATOR_KEYWORD.into(),
+                        message,
+                    },
+                };
+                out.push(problem);
+            }
+        }
+        out.sort_by(|a, b| (&a.path, &a.keyword).cmp(&(&b.path, &b.keyword)));
+        out.dedup();
+        out
+    }
+
+    /// Decodes arguments the schema accepted.
+    fn decode_valid<A: DeserializeOwned>(
+        &self,
+        arguments: Value,
+    ) -> Result<A, Vec<ArgumentProblem>> {
         let Some(root) = &self.secrets else {
             return serde_json::from_value(arguments)
                 .map_err(|e| vec![decode_problem(e.to_string())]);
@@ -157,6 +241,105 @@ impl ArgumentValidator {
         };
         collect(error, &at, fallback, out, &recurse);
     }
+}
+
+/// The keyword of a named validator's failure.
+const VALIDATOR_KEYWORD: &str = "validator";
+
+/// The named validator of one argument: decodes the argument's value on its
+/// own and returns each failure as (path under the argument, message); a
+/// value that does not decode has no failures (decoding reports it).
+pub type CheckFn = fn(&Value) -> Vec<(String, String)>;
+
+/// A named validator run on one argument after it decodes.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgumentCheck {
+    /// The argument (the parameter's wire name).
+    pub name: &'static str,
+    /// The check.
+    pub check: CheckFn,
+}
+
+/// Which check a parameter type has, chosen at the macro's call site by
+/// method resolution (autoref dispatch, no specialization): generated code
+/// calls `(&&Rules::<T>::new()).check()`, and [`GardeRules`] applies when
+/// `T: garde::Validate`, else [`NoRules`].
+#[derive(Debug)]
+pub struct Rules<T>(PhantomData<fn() -> T>);
+
+impl<T> Rules<T> {
+    /// The probe for `T`.
+    pub const fn new() -> Self {
+        Rules(PhantomData)
+    }
+}
+
+impl<T> Default for Rules<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The check of a type that implements [`garde::Validate`] (preferred).
+pub trait GardeRules {
+    /// The type's check.
+    fn check(&self) -> Option<CheckFn>;
+}
+
+impl<T> GardeRules for &Rules<T>
+where
+    T: garde::Validate + DeserializeOwned,
+    T::Context: Default,
+{
+    fn check(&self) -> Option<CheckFn> {
+        Some(garde_check::<T>)
+    }
+}
+
+/// No check: the type has no named validator (the fallback).
+pub trait NoRules {
+    /// Nothing.
+    fn check(&self) -> Option<CheckFn>;
+}
+
+impl<T> NoRules for Rules<T> {
+    fn check(&self) -> Option<CheckFn> {
+        None
+    }
+}
+
+/// Decodes `value` as `T` and runs its garde rules.
+fn garde_check<T>(value: &Value) -> Vec<(String, String)>
+where
+    T: garde::Validate + DeserializeOwned,
+    T::Context: Default,
+{
+    let Ok(decoded) = T::deserialize(value) else {
+        return Vec::new();
+    };
+    match decoded.validate() {
+        Ok(()) => Vec::new(),
+        Err(report) => report
+            .iter()
+            .map(|(path, error)| (path.to_string(), error.message().to_owned()))
+            .collect(),
+    }
+}
+
+/// True when the readable path `path` is `name` or lies under it.
+fn is_at_or_under(path: &str, name: &str) -> bool {
+    path.strip_prefix(name)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.') || rest.starts_with('['))
+}
+
+/// `filters.tags[2]` → `["filters", "tags", "2"]` (the inverse of
+/// [`segments_to_path`] for keys without `.` or `[`).
+fn path_segments(path: &str) -> Vec<String> {
+    path.split(['.', '['])
+        .map(|s| s.trim_end_matches(']'))
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// A decoding error, reported at the arguments object.
@@ -452,6 +635,55 @@ mod tests {
     }
 
     #[test]
+    fn a_validator_failure_under_a_secret_names_no_value() {
+        fn weak_pin(_: &Value) -> Vec<(String, String)> {
+            vec![("pin".into(), "pin 1234 is too weak".into())]
+        }
+        fn odd(_: &Value) -> Vec<(String, String)> {
+            vec![(String::new(), "3 is odd".into())]
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "creds": {"type": "object", "writeOnly": true},
+                "n": {"type": "integer"},
+                "m": {"type": "integer", "maximum": 1}
+            }
+        });
+        let validator = ArgumentValidator::new(&schema).unwrap();
+        let checks = [
+            ArgumentCheck {
+                name: "creds",
+                check: weak_pin,
+            },
+            ArgumentCheck {
+                name: "n",
+                check: odd,
+            },
+            // Refused by the schema: not validated.
+            ArgumentCheck {
+                name: "m",
+                check: odd,
+            },
+        ];
+        let problems = validator
+            .decode::<Value>(json!({"creds": {"pin": 1234}, "n": 3, "m": 2}), &checks)
+            .unwrap_err();
+        let lines: Vec<String> = problems
+            .iter()
+            .map(|p| format!("{} {}: {}", p.path, p.keyword, p.message))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                "creds validator: the value is not valid (it is secret, so it is not shown)",
+                "m maximum: must be at most 1",
+                "n validator: 3 is odd",
+            ]
+        );
+    }
+
+    #[test]
     fn a_decoding_error_is_scrubbed_of_secret_values() {
         #[derive(Debug)]
         struct Picky;
@@ -467,7 +699,7 @@ mod tests {
         });
         let validator = ArgumentValidator::new(&schema).unwrap();
         let problems = validator
-            .decode::<Picky>(json!({"key": "sk-live-123456", "n": 5}))
+            .decode::<Picky>(json!({"key": "sk-live-123456", "n": 5}), &[])
             .unwrap_err();
         assert_eq!(problems.len(), 1);
         assert_eq!(problems[0].message, r#"refused {"key":"[REDACTED]","n":5}"#);

@@ -24,7 +24,7 @@ use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
 use crate::answer::Answer;
 use crate::context::{CallNote, ToolContext};
 use crate::declare::{ToolDecl, ToolReply, blocking};
-use args::{ArgumentValidator, invalid_arguments_result};
+use args::{ArgumentCheck, ArgumentValidator, invalid_arguments_result};
 use output::{Output, OutputShape};
 
 /// The static facts of a typed tool, as a macro writes them.
@@ -48,6 +48,8 @@ pub struct ToolAttrs {
     pub timeout_ms: Option<u64>,
     /// The capabilities a call needs.
     pub caps: &'static [crate::Capability],
+    /// The named validators of the arguments (see [`args::ArgumentCheck`]).
+    pub checks: fn() -> Vec<ArgumentCheck>,
 }
 
 /// Validates and decodes the arguments of one typed tool, and encodes its
@@ -55,16 +57,23 @@ pub struct ToolAttrs {
 struct TypedTool {
     name: &'static str,
     validator: ArgumentValidator,
+    /// The named validators of the arguments, run after decoding.
+    checks: Vec<ArgumentCheck>,
     output: OutputShape,
 }
 
 impl TypedTool {
-    fn new<O: Output>(attrs: &ToolAttrs, input_schema: &Value) -> TypedTool {
+    fn new<O: Output>(
+        attrs: &ToolAttrs,
+        input_schema: &Value,
+        checks: Vec<ArgumentCheck>,
+    ) -> TypedTool {
         let validator = ArgumentValidator::new(input_schema)
             .unwrap_or_else(|e| panic!("tool {:?}: {e} (this is a typed-mcp bug)", attrs.name));
         TypedTool {
             name: attrs.name,
             validator,
+            checks,
             output: O::describe(),
         }
     }
@@ -79,7 +88,7 @@ impl TypedTool {
         ctx: &ToolContext,
     ) -> Result<A, CallToolResult> {
         self.validator
-            .decode(Value::Object(arguments))
+            .decode(Value::Object(arguments), &self.checks)
             .map_err(|problems| {
                 ctx.note(CallNote::InvalidArguments);
                 invalid_arguments_result(self.name, &problems)
@@ -103,7 +112,7 @@ fn builder<A: JsonSchema, O: Output>(
     attrs: &ToolAttrs,
 ) -> (crate::declare::ToolBuilder, Arc<TypedTool>) {
     let input_schema = schema::input_schema_for::<A>();
-    let typed = Arc::new(TypedTool::new::<O>(attrs, &input_schema));
+    let typed = Arc::new(TypedTool::new::<O>(attrs, &input_schema, (attrs.checks)()));
     let mut annotations = ToolAnnotations::default();
     annotations.read_only_hint = attrs.read_only.then_some(true);
     annotations.destructive_hint = attrs.destructive;

@@ -1,5 +1,8 @@
 //! JSON Schemas derived from Rust types: draft 2020-12 from schemars, with every
-//! integer bounded by its width, secret subschemas marked `writeOnly` with no
+//! integer bounded by its width, every model closed (`additionalProperties: false`),
+//! every nullable `type` array split into one-type `anyOf` branches (the
+//! portable spelling), named validators' rules in their descriptions (see
+//! [`VALIDATOR_KEYWORD`]), secret subschemas marked `writeOnly` with no
 //! `default` or `examples`, input schemas rooted at an object, and output
 //! schemas wrapped under `result` when their root is not an object.
 
@@ -57,8 +60,416 @@ pub fn schema_for<T: JsonSchema>() -> Value {
         .into_generator()
         .into_root_schema_for::<T>()
         .to_value();
+    split_type_unions(&mut schema);
+    type_any_values(&mut schema);
+    close_objects(&mut schema);
+    describe_validators(&mut schema);
     mark_secrets(&mut schema);
     schema
+}
+
+// ---------------------------------------------------------------------------
+// Portable nullable fields: one `type` per schema
+// ---------------------------------------------------------------------------
+
+/// Keywords that constrain only instances of one JSON type, by that type.
+/// (`format` names a string or a number format, so both carry it.)
+fn applies_to(keyword: &str, json_type: &str) -> bool {
+    const STRING: &[&str] = &[
+        "minLength",
+        "maxLength",
+        "pattern",
+        "format",
+        "contentEncoding",
+        "contentMediaType",
+        "contentSchema",
+    ];
+    const NUMBER: &[&str] = &[
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "format",
+    ];
+    const ARRAY: &[&str] = &[
+        "items",
+        "prefixItems",
+        "contains",
+        "minContains",
+        "maxContains",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "unevaluatedItems",
+    ];
+    const OBJECT: &[&str] = &[
+        "properties",
+        "required",
+        "additionalProperties",
+        "patternProperties",
+        "propertyNames",
+        "minProperties",
+        "maxProperties",
+        "dependentRequired",
+        "dependentSchemas",
+        "unevaluatedProperties",
+    ];
+    let keywords = match json_type {
+        "string" => STRING,
+        "integer" | "number" => NUMBER,
+        "array" => ARRAY,
+        "object" => OBJECT,
+        _ => &[],
+    };
+    keywords.contains(&keyword)
+}
+
+/// Rewrites every `"type": [..]` (schemars' spelling of a nullable field,
+/// `["string", "null"]`) as `anyOf` branches with one `type` each, moving each
+/// type's own keywords into its branch. The two spellings accept the same
+/// values, but clients that map tool schemas onto a single-`type` dialect (the
+/// OpenAPI subset of some model providers) reject or weaken the array form.
+fn split_type_unions(schema: &mut Value) {
+    each_subschema_mut(schema, &mut |object| {
+        let Some(Value::Array(types)) = object.get("type") else {
+            return;
+        };
+        let types: Vec<String> = types
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_owned))
+            .collect();
+        object.shift_remove("type");
+        let specific: Vec<String> = object
+            .keys()
+            .filter(|k| types.iter().any(|t| applies_to(k, t)))
+            .cloned()
+            .collect();
+        let moved: Vec<(String, Value)> = specific
+            .into_iter()
+            .filter_map(|k| object.shift_remove(&k).map(|v| (k, v)))
+            .collect();
+        let branches: Vec<Value> = types
+            .iter()
+            .map(|t| {
+                let mut branch = Map::new();
+                branch.insert("type".into(), json!(t));
+                for (k, v) in &moved {
+                    if applies_to(k, t) {
+                        branch.insert(k.clone(), v.clone());
+                    }
+                }
+                Value::Object(branch)
+            })
+            .collect();
+        match object.shift_remove("anyOf") {
+            // Both unions must hold: the old one moves under `allOf`.
+            Some(existing) => {
+                let all = object.entry("allOf").or_insert_with(|| json!([]));
+                if let Value::Array(all) = all {
+                    all.push(json!({ "anyOf": existing }));
+                }
+                object.insert("anyOf".into(), Value::Array(branches));
+            }
+            None => {
+                object.insert("anyOf".into(), Value::Array(branches));
+            }
+        }
+    });
+}
+
+/// Calls `f` with every object subschema of `schema`, parents before children.
+fn each_subschema_mut(schema: &mut Value, f: &mut impl FnMut(&mut Map<String, Value>)) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    f(object);
+    for keyword in SINGLE {
+        if let Some(sub) = object.get_mut(*keyword) {
+            each_subschema_mut(sub, f);
+        }
+    }
+    for keyword in MAPS {
+        if let Some(map) = object.get_mut(*keyword).and_then(Value::as_object_mut) {
+            for sub in map.values_mut() {
+                each_subschema_mut(sub, f);
+            }
+        }
+    }
+    for keyword in LISTS {
+        if let Some(list) = object.get_mut(*keyword).and_then(Value::as_array_mut) {
+            for sub in list {
+                each_subschema_mut(sub, f);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Any JSON value, spelled out
+// ---------------------------------------------------------------------------
+
+/// Keywords that constrain an instance (everything else is an annotation).
+const CONSTRAINTS: &[&str] = &[
+    "type",
+    "enum",
+    "const",
+    "$ref",
+    "$dynamicRef",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "multipleOf",
+    "maximum",
+    "exclusiveMaximum",
+    "minimum",
+    "exclusiveMinimum",
+    "maxLength",
+    "minLength",
+    "pattern",
+    "format",
+    "contentMediaType",
+    "contentEncoding",
+    "contentSchema",
+    "items",
+    "prefixItems",
+    "contains",
+    "maxContains",
+    "minContains",
+    "maxItems",
+    "minItems",
+    "uniqueItems",
+    "additionalItems",
+    "unevaluatedItems",
+    "properties",
+    "patternProperties",
+    "additionalProperties",
+    "unevaluatedProperties",
+    "propertyNames",
+    "maxProperties",
+    "minProperties",
+    "required",
+    "dependentRequired",
+    "dependentSchemas",
+];
+
+/// Keywords whose subschema may be a bare boolean in portable schemas
+/// (`additionalProperties: true` is the common spelling of a map of anything).
+const BOOLEAN_ALLOWED: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "additionalItems",
+    "unevaluatedItems",
+];
+
+/// Spells out "any JSON value" (schemars' `true` for `serde_json::Value`,
+/// or a schema with only a description) as one branch per JSON type. The
+/// same values pass; but a bare `true` where a schema object belongs, or a
+/// schema with no constraint at all, is rejected or misread by clients that
+/// map tool schemas onto another dialect.
+fn type_any_values(schema: &mut Value) {
+    fn any_value() -> Value {
+        let types = ["object", "array", "string", "number", "boolean", "null"];
+        Value::Array(types.iter().map(|t| json!({ "type": t })).collect())
+    }
+    fn fix(sub: &mut Value) {
+        match sub {
+            Value::Bool(true) => *sub = json!({ "anyOf": any_value() }),
+            Value::Object(object) if !CONSTRAINTS.iter().any(|k| object.contains_key(*k)) => {
+                object.insert("anyOf".into(), any_value());
+            }
+            _ => {}
+        }
+    }
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    for keyword in SINGLE {
+        // Under `not`, an unconstrained schema means "nothing": left alone.
+        if *keyword == "not" || BOOLEAN_ALLOWED.contains(keyword) {
+            if let Some(sub) = object.get_mut(*keyword) {
+                type_any_values(sub);
+            }
+            continue;
+        }
+        if let Some(sub) = object.get_mut(*keyword) {
+            fix(sub);
+            type_any_values(sub);
+        }
+    }
+    for keyword in MAPS {
+        if let Some(map) = object.get_mut(*keyword).and_then(Value::as_object_mut) {
+            for sub in map.values_mut() {
+                fix(sub);
+                type_any_values(sub);
+            }
+        }
+    }
+    for keyword in LISTS {
+        if let Some(list) = object.get_mut(*keyword).and_then(Value::as_array_mut) {
+            for sub in list {
+                fix(sub);
+                type_any_values(sub);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Closed models
+// ---------------------------------------------------------------------------
+
+/// Keywords that say which members an object may have beyond its `properties`:
+/// a schema that has one already decided, and is left as it is.
+const OPENNESS: &[&str] = &[
+    "additionalProperties",
+    "unevaluatedProperties",
+    "patternProperties",
+];
+
+/// True when `schema` applies other subschemas to its own instance.
+fn composes(schema: &Map<String, Value>) -> bool {
+    schema.contains_key("$ref")
+        || APPLICATORS
+            .iter()
+            .chain(CONDITIONALS)
+            .any(|k| schema.contains_key(*k))
+}
+
+/// Closes every model: an object schema that lists `properties` and does not
+/// say what else it allows gets `"additionalProperties": false`, so an unknown
+/// field is refused (with every other problem) instead of dropped by serde.
+///
+/// An object made of parts (a `#[serde(flatten)]` enum adds `oneOf` branches
+/// beside the struct's `properties`) is closed once, at the top, with
+/// `"unevaluatedProperties": false`, which sees the members its parts
+/// describe; the parts (and the definitions they `$ref`) stay open, since a
+/// closed part would refuse its siblings' members.
+///
+/// What stays open: a map (`HashMap`, `BTreeMap`, `serde_json::Map`: its
+/// schema says `additionalProperties`), a struct with a flattened map, an
+/// object schema that lists no properties, and a type that opts out with
+/// `#[schemars(extend("additionalProperties" = true))]`.
+fn close_objects(root: &mut Value) {
+    let mut parts = std::collections::HashSet::new();
+    each_subschema(root, String::new(), &mut |schema, pointer| {
+        if let Some(object) = schema.as_object()
+            && object.contains_key("properties")
+            && composes(object)
+        {
+            collect_parts(root, schema, pointer, &mut parts, &mut WALK_BUDGET.clone());
+        }
+    });
+    let mut close = Vec::new();
+    each_subschema(root, String::new(), &mut |schema, pointer| {
+        let Some(object) = schema.as_object() else {
+            return;
+        };
+        if object.contains_key("properties")
+            && !OPENNESS.iter().any(|k| object.contains_key(*k))
+            && !parts.contains(pointer)
+        {
+            close.push((pointer.to_owned(), composes(object)));
+        }
+    });
+    for (pointer, composed) in close {
+        if let Some(object) = root.pointer_mut(&pointer).and_then(Value::as_object_mut) {
+            let keyword = if composed {
+                "unevaluatedProperties"
+            } else {
+                "additionalProperties"
+            };
+            object.insert(keyword.into(), Value::Bool(false));
+        }
+    }
+}
+
+/// Adds to `parts` the pointer of every subschema applied to the same
+/// instance as the composed object at `pointer` (its branches, their
+/// branches, and the definitions any of them `$ref`), not the object itself.
+fn collect_parts(
+    root: &Value,
+    schema: &Value,
+    pointer: &str,
+    parts: &mut std::collections::HashSet<String>,
+    budget: &mut usize,
+) {
+    let mut branches: Vec<String> = Vec::new();
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str)
+        && let Some(target) = reference.strip_prefix('#')
+    {
+        branches.push(target.to_owned());
+    }
+    for keyword in APPLICATORS {
+        if let Some(list) = schema.get(*keyword).and_then(Value::as_array) {
+            branches.extend((0..list.len()).map(|i| format!("{pointer}/{keyword}/{i}")));
+        }
+    }
+    for keyword in CONDITIONALS {
+        if schema.get(*keyword).is_some() {
+            branches.push(format!("{pointer}/{keyword}"));
+        }
+    }
+    for branch in branches {
+        if *budget == 0 {
+            return;
+        }
+        *budget -= 1;
+        if let Some(sub) = root.pointer(&branch)
+            && parts.insert(branch.clone())
+        {
+            collect_parts(root, sub, &branch, parts, budget);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Named validators
+// ---------------------------------------------------------------------------
+
+/// The schema keyword under which a field declares the rule a named validator
+/// checks after decoding (one message or a list), for the model to read:
+/// `#[schemars(extend("x-validator" = "must name an open ticket"))]`. It is
+/// removed from the published schema and its messages are appended to the
+/// description.
+pub(crate) const VALIDATOR_KEYWORD: &str = "x-validator";
+
+/// Moves every [`VALIDATOR_KEYWORD`] message into its schema's description,
+/// one `Rule: ...` line each.
+fn describe_validators(schema: &mut Value) {
+    each_subschema_mut(schema, &mut |object| {
+        let Some(declared) = object.shift_remove(VALIDATOR_KEYWORD) else {
+            return;
+        };
+        let messages: Vec<String> = match declared {
+            Value::String(message) => vec![message],
+            Value::Array(list) => list
+                .into_iter()
+                .map(|m| match m {
+                    Value::String(message) => message,
+                    other => other.to_string(),
+                })
+                .collect(),
+            other => vec![other.to_string()],
+        };
+        let rules: Vec<String> = messages
+            .iter()
+            .map(|m| m.trim())
+            .filter(|m| !m.is_empty())
+            .map(|m| format!("Rule: {m}"))
+            .collect();
+        if rules.is_empty() {
+            return;
+        }
+        let rules = rules.join("\n");
+        let description = match object.get("description").and_then(Value::as_str) {
+            Some(text) if !text.trim().is_empty() => format!("{text}\n{rules}"),
+            _ => rules,
+        };
+        object.insert("description".into(), Value::String(description));
+    });
 }
 
 // ---------------------------------------------------------------------------
@@ -450,6 +861,126 @@ mod tests {
         assert!(secret_values(&schema, &instance, &mut values));
         values.sort();
         assert_eq!(values, ["7", "k-1", "k-2", "k-3"]);
+    }
+
+    #[test]
+    fn a_model_made_of_parts_is_closed_once_at_the_top() {
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Inner {
+            x: u32,
+        }
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[serde(tag = "kind")]
+        #[allow(dead_code)]
+        enum Kind {
+            A(Inner),
+            B { z: u8 },
+        }
+        #[derive(schemars::JsonSchema, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Outer {
+            a: u32,
+            #[serde(flatten)]
+            kind: Kind,
+        }
+        let schema = schema_for::<Outer>();
+        assert_eq!(schema["unevaluatedProperties"], false);
+        assert!(schema.get("additionalProperties").is_none());
+        // The parts (a branch, the definition it refers to) stay open: closed,
+        // each would refuse the other's members.
+        assert!(schema["oneOf"][1].get("additionalProperties").is_none());
+        assert!(
+            schema["$defs"]["Inner"]
+                .get("additionalProperties")
+                .is_none()
+        );
+        let validator = jsonschema::draft202012::new(&schema).unwrap();
+        assert!(validator.is_valid(&json!({"a": 1, "kind": "A", "x": 2})));
+        assert!(validator.is_valid(&json!({"a": 1, "kind": "B", "z": 2})));
+        assert!(!validator.is_valid(&json!({"a": 1, "kind": "B", "z": 2, "q": 0})));
+        assert!(!validator.is_valid(&json!({"a": 1, "kind": "A", "x": 2, "z": 2})));
+    }
+
+    #[test]
+    fn a_type_array_becomes_one_type_branches_beside_an_existing_union() {
+        let mut schema = json!({
+            "type": ["string", "integer", "null"],
+            "description": "d",
+            "maxLength": 3,
+            "minimum": 1,
+            "anyOf": [{"const": "a"}, {"const": 7}, {"const": null}]
+        });
+        split_type_unions(&mut schema);
+        assert_eq!(
+            schema,
+            json!({
+                "description": "d",
+                "allOf": [{"anyOf": [{"const": "a"}, {"const": 7}, {"const": null}]}],
+                "anyOf": [
+                    {"type": "string", "maxLength": 3},
+                    {"type": "integer", "minimum": 1},
+                    {"type": "null"}
+                ]
+            })
+        );
+    }
+
+    #[test]
+    fn any_json_value_is_spelled_out() {
+        #[derive(schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Args {
+            /// Anything.
+            value: Value,
+            /// Anything or nothing.
+            maybe: Option<Value>,
+            /// Lists of anything.
+            list: Vec<Value>,
+            /// A map of anything stays `additionalProperties: true`.
+            map: Map<String, Value>,
+        }
+        let schema = input_schema_for::<Args>();
+        let any = json!([
+            {"type": "object"}, {"type": "array"}, {"type": "string"},
+            {"type": "number"}, {"type": "boolean"}, {"type": "null"}
+        ]);
+        assert_eq!(schema["properties"]["value"]["description"], "Anything.");
+        assert_eq!(schema["properties"]["value"]["anyOf"], any);
+        assert_eq!(schema["properties"]["list"]["items"]["anyOf"], any);
+        assert_eq!(schema["properties"]["map"]["additionalProperties"], true);
+        let validator = jsonschema::draft202012::new(&schema).unwrap();
+        for value in [
+            json!(1),
+            json!("s"),
+            json!(null),
+            json!({"a": [1]}),
+            json!([true]),
+        ] {
+            let args =
+                json!({"value": value, "maybe": value, "list": [value], "map": {"k": value}});
+            assert!(validator.is_valid(&args), "{args}");
+        }
+        assert_eq!(schema["properties"]["maybe"]["anyOf"], any);
+    }
+
+    #[test]
+    fn validator_rules_are_appended_to_descriptions() {
+        let mut schema = json!({
+            "properties": {
+                "a": {"type": "string", "description": "A.", "x-validator": "must be open"},
+                "b": {"type": "string", "x-validator": ["must be ASCII", " ", "must be short"]}
+            }
+        });
+        describe_validators(&mut schema);
+        assert_eq!(
+            schema["properties"]["a"],
+            json!({"type": "string", "description": "A.\nRule: must be open"})
+        );
+        assert_eq!(
+            schema["properties"]["b"]["description"],
+            "Rule: must be ASCII\nRule: must be short"
+        );
     }
 
     #[test]

@@ -395,9 +395,10 @@ async fn the_mixed_list_is_served_in_order_with_derived_schemas() {
     assert_eq!(properties["query"]["minLength"], 2);
     assert_eq!(properties["limit"]["minimum"], 1);
     assert_eq!(properties["limit"]["maximum"], 50);
+    // Nullable as one `type` per branch (portable), not a `type` array.
     assert_eq!(
-        properties["include_closed"]["type"],
-        json!(["boolean", "null"])
+        properties["include_closed"]["anyOf"],
+        json!([{"type": "boolean"}, {"type": "null"}])
     );
     assert_eq!(search["inputSchema"]["required"], json!(["query", "limit"]));
 

@@ -8,6 +8,7 @@ mod api;
 mod catalog;
 mod governance;
 mod macros;
+mod models;
 mod pipeline;
 mod runtime;
 mod schema;

@@ -29,6 +29,7 @@ fn attrs(name: &'static str) -> ToolAttrs {
         open_world: None,
         timeout_ms: None,
         caps: &[],
+        checks: Vec::new,
     }
 }
 
@@ -107,10 +108,33 @@ fn options_are_nullable_and_not_required() {
         a: String,
         /// Optional.
         b: Option<String>,
+        /// Optional and bounded.
+        #[schemars(length(max = 8))]
+        c: Option<String>,
+        /// An optional integer keeps its width.
+        d: Option<u8>,
     }
     let schema = input_schema_for::<Args>();
     assert_eq!(schema["required"], json!(["a"]));
-    assert_eq!(schema["properties"]["b"]["type"], json!(["string", "null"]));
+    // One `type` per branch, each type's keywords in its own branch: the
+    // portable spelling of a nullable field (no `type` array).
+    assert_eq!(
+        schema["properties"]["b"],
+        json!({"description": "Optional.", "anyOf": [{"type": "string"}, {"type": "null"}]})
+    );
+    assert_eq!(
+        schema["properties"]["c"]["anyOf"],
+        json!([{"type": "string", "maxLength": 8}, {"type": "null"}])
+    );
+    assert_eq!(
+        schema["properties"]["d"]["anyOf"],
+        json!([
+            {"type": "integer", "format": "uint8", "minimum": 0, "maximum": 255},
+            {"type": "null"}
+        ])
+    );
+    let has_type_array = |schema: &Value| schema.to_string().contains(r#""type":["#);
+    assert!(!has_type_array(&schema), "{schema}");
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
