@@ -46,7 +46,7 @@ fn router() -> &'static Router {
             "description": "A tool that needs the client's sampling capability.",
             "inputSchema": {"type": "object"}
         }));
-        needs_sampling.required_client_capabilities = vec!["sampling".into()];
+        needs_sampling = needs_sampling.with_required_client_capability("sampling");
         let regional = tool(json!({
             "name": "regional",
             "description": "A tool whose arguments are mirrored into Mcp-Param headers.",
@@ -59,27 +59,26 @@ fn router() -> &'static Router {
                 }}
             }}
         }));
-        let readme = ResourceEntry {
-            resource: serde_json::from_value(json!({
+        let readme = ResourceEntry::new(
+            serde_json::from_value(json!({
                 "uri": "test://static/readme", "name": "readme", "description": "A static text."
             }))
             .expect("resource"),
-            cache: CacheHint::PRIVATE_NOW,
+        )
+        .with_cache(CacheHint::PRIVATE_NOW);
+        let template = |uri: &str, name: &str, parameter: &str| {
+            TemplateEntry::new(
+                serde_json::from_value(json!({
+                    "uriTemplate": uri, "name": name, "description": "A template."
+                }))
+                .expect("template"),
+            )
+            .with_parameter(ParameterDoc::new(parameter, Some("The parameter.".into())))
+            .with_cache(CacheHint::PRIVATE_NOW)
+            .with_completion()
         };
-        let template = |uri: &str, name: &str, parameter: &str| TemplateEntry {
-            template: serde_json::from_value(json!({
-                "uriTemplate": uri, "name": name, "description": "A template."
-            }))
-            .expect("template"),
-            parameters: vec![ParameterDoc {
-                name: parameter.into(),
-                description: Some("The parameter.".into()),
-            }],
-            cache: CacheHint::PRIVATE_NOW,
-            completable: true,
-        };
-        let greet = PromptEntry {
-            prompt: serde_json::from_value(json!({
+        let greet = PromptEntry::new(
+            serde_json::from_value(json!({
                 "name": "greet", "description": "Greet someone.",
                 "arguments": [
                     {"name": "name", "description": "Who to greet.", "required": true},
@@ -87,9 +86,8 @@ fn router() -> &'static Router {
                 ]
             }))
             .expect("prompt"),
-            argument_schemas: Vec::new(),
-            completable: true,
-        };
+        )
+        .with_completion();
         let catalog = Catalog::build(
             CatalogOptions::new(Implementation::new("fuzz-fixture", "0.0.1")),
             vec![echo, needs_sampling, regional],

@@ -245,16 +245,10 @@ fn one_field(field: &str, kind: &str) -> Value {
 
 /// A sampling request for one user message.
 fn sample(text: &str, max_tokens: u64) -> InputRequest {
-    InputRequest::Sample(CreateMessageRequestParams {
-        messages: vec![SamplingMessage {
-            role: Role::User,
-            content: ContentBlock::text(text),
-        }],
+    InputRequest::Sample(CreateMessageRequestParams::new(
+        vec![SamplingMessage::new(Role::User, ContentBlock::text(text))],
         max_tokens,
-        system_prompt: None,
-        temperature: None,
-        other: Map::new(),
-    })
+    ))
 }
 
 /// The text of the client's answer to the sampling request under `key`.
@@ -635,14 +629,14 @@ fn test_prompt_with_arguments() -> PromptDecl {
 #[allow(non_snake_case)]
 async fn test_prompt_with_embedded_resource(resourceUri: String) -> Vec<PromptMessage> {
     vec![
-        PromptMessage {
-            role: Role::User,
-            content: ContentBlock::embedded(ResourceContents::text(
+        PromptMessage::new(
+            Role::User,
+            ContentBlock::embedded(ResourceContents::text(
                 resourceUri,
                 Some("text/plain"),
                 "Embedded resource content for testing.",
             )),
-        },
+        ),
         PromptMessage::user_text("Please process the embedded resource above."),
     ]
 }
@@ -651,10 +645,7 @@ async fn test_prompt_with_embedded_resource(resourceUri: String) -> Vec<PromptMe
 #[prompt]
 async fn test_prompt_with_image() -> Vec<PromptMessage> {
     vec![
-        PromptMessage {
-            role: Role::User,
-            content: ContentBlock::image(PNG, "image/png"),
-        },
+        PromptMessage::new(Role::User, ContentBlock::image(PNG, "image/png")),
         PromptMessage::user_text("Please analyze the image above."),
     ]
 }

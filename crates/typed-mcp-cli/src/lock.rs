@@ -599,19 +599,15 @@ mod tests {
     use typed_mcp::wire::{Prompt, PromptArgument, Resource, ResourceTemplate, Tool};
 
     fn tool(name: &str, description: &str, limit_doc: &str) -> Tool {
-        Tool {
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            input_schema: json!({"type": "object", "properties": {
+        Tool::new(
+            name,
+            json!({"type": "object", "properties": {
                 "query": {"type": "string", "description": "Words to look for."},
                 "limit": {"type": "integer", "description": limit_doc}
             }}),
-            output_schema: Some(json!({"type": "object"})),
-            annotations: None,
-            icons: None,
-            meta: None,
-        }
+        )
+        .with_description(description)
+        .with_output_schema(json!({"type": "object"}))
     }
 
     fn catalog() -> ServedCatalog {
@@ -624,40 +620,25 @@ mod tests {
                 ),
                 tool("other.tool", "Something else.", "Limit."),
             ],
-            prompts: vec![Prompt {
-                name: "triage".into(),
-                title: None,
-                description: Some("Triage a ticket.".into()),
-                arguments: Some(vec![PromptArgument {
-                    name: "ticket_id".into(),
-                    title: None,
-                    description: Some("The ticket.".into()),
-                    required: Some(true),
-                }]),
-                icons: None,
-                meta: None,
-            }],
-            resources: vec![Resource {
-                uri: "desk://readme".into(),
-                name: "readme".into(),
-                title: None,
-                description: Some("About.".into()),
-                mime_type: Some("text/plain".into()),
-                size: None,
-                icons: None,
-                annotations: None,
-                meta: None,
-            }],
-            templates: vec![ResourceTemplate {
-                uri_template: "ticket://{id}".into(),
-                name: "ticket".into(),
-                title: None,
-                description: Some("A ticket.".into()),
-                mime_type: Some("application/json".into()),
-                icons: None,
-                annotations: None,
-                meta: None,
-            }],
+            prompts: vec![
+                Prompt::new("triage")
+                    .with_description("Triage a ticket.")
+                    .with_argument(
+                        PromptArgument::new("ticket_id")
+                            .with_description("The ticket.")
+                            .with_required(true),
+                    ),
+            ],
+            resources: vec![
+                Resource::new("desk://readme", "readme")
+                    .with_description("About.")
+                    .with_mime_type("text/plain"),
+            ],
+            templates: vec![
+                ResourceTemplate::new("ticket://{id}", "ticket")
+                    .with_description("A ticket.")
+                    .with_mime_type("application/json"),
+            ],
         }
     }
 

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
-use typed_mcp::wire::{CallToolResult, ContentBlock, ResultType, methods};
+use typed_mcp::wire::{CallToolResult, ResultType, methods};
 use typed_mcp::{Server, tool, tools};
 
 use crate::client::{Client, DEFAULT_TIMEOUT};
@@ -68,11 +68,7 @@ async fn with_client<T>(
 
 /// Text for the model and the raw result as structured content.
 fn shown(text: String, raw: Value) -> CallToolResult {
-    CallToolResult {
-        content: vec![ContentBlock::text(text)],
-        structured_content: Some(raw),
-        ..Default::default()
-    }
+    CallToolResult::text(text).with_structured_content(raw)
 }
 
 /// Ask an MCP server what it is (`server/discover`): its name and version, the
@@ -124,10 +120,9 @@ async fn call_tool(
         let result = client.call_tool(&name, arguments).await?;
         let decoded: Option<CallToolResult> = serde_json::from_value(result.clone()).ok();
         match decoded {
-            Some(result) if result.result_type == ResultType::Complete => Ok(CallToolResult {
-                meta: Default::default(),
-                ..result
-            }),
+            Some(result) if result.result_type == ResultType::Complete => {
+                Ok(result.with_meta(Default::default()))
+            }
             _ => Ok(shown(show::call(&result), result)),
         }
     })

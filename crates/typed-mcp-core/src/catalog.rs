@@ -57,7 +57,47 @@ impl fmt::Display for Kind {
 }
 
 /// A tool's descriptor plus what the router checks before invoking it.
+///
+/// The entries are `#[non_exhaustive]`; each has `new(descriptor)` and
+/// `with_*` setters:
+///
+/// ```
+/// use typed_mcp_core::catalog::{
+///     Catalog, CatalogError, CatalogOptions, Kind, ParameterDoc, PromptEntry, ResourceEntry,
+///     TemplateEntry, ToolEntry,
+/// };
+/// use typed_mcp_core::wire::{
+///     CacheHint, CacheScope, Implementation, Prompt, Resource, ResourceTemplate, Tool,
+/// };
+/// use serde_json::json;
+///
+/// let tool = ToolEntry::new(Tool::new("ask", json!({"type": "object"})).with_description("Ask."))
+///     .with_required_client_capability("sampling");
+/// let readme = ResourceEntry::new(Resource::new("desk://readme", "readme").with_description("About."))
+///     .with_cache(CacheHint::new(60_000, CacheScope::Public));
+/// let ticket = TemplateEntry::new(
+///     ResourceTemplate::new("ticket://{id}", "ticket").with_description("A ticket."),
+/// )
+/// .with_parameter(ParameterDoc::new("id", Some("The ticket id.".into())))
+/// .with_completion();
+/// let triage = PromptEntry::new(Prompt::new("triage").with_description("Triage."));
+/// let options = CatalogOptions::new(Implementation::new("desk", "1.0.0"))
+///     .with_instructions("Be brief.")
+///     .with_page_size(50);
+/// let catalog = Catalog::build(options.clone(), vec![tool], vec![readme], vec![ticket], vec![triage])?;
+/// assert_eq!(catalog.tools().len(), 1);
+///
+/// // Every refusal names its declaration; the enum is matched with a wildcard arm.
+/// let undocumented = ToolEntry::new(Tool::new("bare", json!({"type": "object"})));
+/// let errors = Catalog::build(options, vec![undocumented], vec![], vec![], vec![]).unwrap_err();
+/// match &errors.0[0] {
+///     CatalogError::MissingDescription { kind: Kind::Tool, name } => assert_eq!(name, "bare"),
+///     other => panic!("{other}"),
+/// }
+/// # Ok::<(), typed_mcp_core::catalog::CatalogErrors>(())
+/// ```
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ToolEntry {
     /// The descriptor served by `tools/list`.
     pub tool: Tool,
@@ -80,10 +120,33 @@ impl ToolEntry {
             header_params: Vec::new(),
         }
     }
+
+    /// Refuses calls whose `_meta` does not declare this top-level client
+    /// capability (e.g. `"sampling"`).
+    #[must_use]
+    pub fn with_required_client_capability(mut self, name: impl Into<String>) -> Self {
+        self.required_client_capabilities.push(name.into());
+        self
+    }
+
+    /// Skips the check that every input property has a description.
+    #[must_use]
+    pub fn with_undocumented_inputs_allowed(mut self) -> Self {
+        self.allow_undocumented_inputs = true;
+        self
+    }
+
+    /// Mirrors one parameter into an `Mcp-Param-*` header.
+    #[must_use]
+    pub fn with_header_param(mut self, param: HeaderParam) -> Self {
+        self.header_params.push(param);
+        self
+    }
 }
 
 /// A tool parameter annotated with `x-mcp-header`.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct HeaderParam {
     /// The header name after `Mcp-Param-`, as declared.
     pub name: String,
@@ -93,8 +156,21 @@ pub struct HeaderParam {
     pub json_type: String,
 }
 
+impl HeaderParam {
+    /// The parameter at `path` mirrored into `Mcp-Param-{name}`, of JSON type
+    /// `json_type` (`"string"`, `"integer"` or `"boolean"`).
+    pub fn new(name: impl Into<String>, path: Vec<String>, json_type: impl Into<String>) -> Self {
+        HeaderParam {
+            name: name.into(),
+            path,
+            json_type: json_type.into(),
+        }
+    }
+}
+
 /// A static resource's descriptor and cache policy.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct ResourceEntry {
     /// The descriptor served by `resources/list`.
     pub resource: Resource,
@@ -102,8 +178,26 @@ pub struct ResourceEntry {
     pub cache: CacheHint,
 }
 
+impl ResourceEntry {
+    /// An entry for this descriptor with the default cache hint (private, 0 ms).
+    pub fn new(resource: Resource) -> Self {
+        ResourceEntry {
+            resource,
+            cache: CacheHint::PRIVATE_NOW,
+        }
+    }
+
+    /// Sets the cache hint of its `resources/read` results.
+    #[must_use]
+    pub fn with_cache(mut self, cache: CacheHint) -> Self {
+        self.cache = cache;
+        self
+    }
+}
+
 /// A resource template's descriptor, its parameters and cache policy.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TemplateEntry {
     /// The descriptor served by `resources/templates/list`.
     pub template: ResourceTemplate,
@@ -115,8 +209,43 @@ pub struct TemplateEntry {
     pub completable: bool,
 }
 
+impl TemplateEntry {
+    /// An entry for this descriptor with no parameters, the default cache hint
+    /// (private, 0 ms) and no completion.
+    pub fn new(template: ResourceTemplate) -> Self {
+        TemplateEntry {
+            template,
+            parameters: Vec::new(),
+            cache: CacheHint::PRIVATE_NOW,
+            completable: false,
+        }
+    }
+
+    /// Declares one parameter (a `{variable}` of the template).
+    #[must_use]
+    pub fn with_parameter(mut self, parameter: ParameterDoc) -> Self {
+        self.parameters.push(parameter);
+        self
+    }
+
+    /// Sets the cache hint of its `resources/read` results.
+    #[must_use]
+    pub fn with_cache(mut self, cache: CacheHint) -> Self {
+        self.cache = cache;
+        self
+    }
+
+    /// Lets `completion/complete` target it.
+    #[must_use]
+    pub fn with_completion(mut self) -> Self {
+        self.completable = true;
+        self
+    }
+}
+
 /// A documented parameter.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ParameterDoc {
     /// The parameter's name.
     pub name: String,
@@ -124,8 +253,19 @@ pub struct ParameterDoc {
     pub description: Option<String>,
 }
 
+impl ParameterDoc {
+    /// A parameter with this name and description.
+    pub fn new(name: impl Into<String>, description: Option<String>) -> Self {
+        ParameterDoc {
+            name: name.into(),
+            description,
+        }
+    }
+}
+
 /// A prompt's descriptor and the JSON Schema of each argument.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct PromptEntry {
     /// The descriptor served by `prompts/list`.
     pub prompt: Prompt,
@@ -135,8 +275,35 @@ pub struct PromptEntry {
     pub completable: bool,
 }
 
+impl PromptEntry {
+    /// An entry for this descriptor with no known argument schemas and no
+    /// completion.
+    pub fn new(prompt: Prompt) -> Self {
+        PromptEntry {
+            prompt,
+            argument_schemas: Vec::new(),
+            completable: false,
+        }
+    }
+
+    /// Records the JSON Schema of one argument (it must be a string schema).
+    #[must_use]
+    pub fn with_argument_schema(mut self, name: impl Into<String>, schema: Value) -> Self {
+        self.argument_schemas.push((name.into(), schema));
+        self
+    }
+
+    /// Lets `completion/complete` target it.
+    #[must_use]
+    pub fn with_completion(mut self) -> Self {
+        self.completable = true;
+        self
+    }
+}
+
 /// A declaration the catalog refuses, naming the declaration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum CatalogError {
     /// Two declarations of one kind share a wire name (or URI).
     #[error("duplicate {kind} {name:?}: wire names must be unique")]
@@ -221,6 +388,7 @@ pub enum CatalogError {
         /// The template's name.
         name: String,
         /// Why.
+        #[source]
         error: UriTemplateError,
     },
     /// A `{variable}` of a URI template that is not a declared parameter.
@@ -275,6 +443,7 @@ impl std::error::Error for CatalogErrors {}
 
 /// Server-wide settings of a catalog.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct CatalogOptions {
     /// The server's identity, sent in every result's `_meta`.
     pub server_info: Implementation,
@@ -299,6 +468,34 @@ impl CatalogOptions {
             list_cache: CacheHint::PUBLIC_HOUR,
             logging: true,
         }
+    }
+
+    /// Sets the guidance for the model.
+    #[must_use]
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Sets the number of items per list page.
+    #[must_use]
+    pub fn with_page_size(mut self, page_size: usize) -> Self {
+        self.page_size = page_size;
+        self
+    }
+
+    /// Sets the cache hint of lists and `server/discover`.
+    #[must_use]
+    pub fn with_list_cache(mut self, list_cache: CacheHint) -> Self {
+        self.list_cache = list_cache;
+        self
+    }
+
+    /// Sets whether `logging` is advertised.
+    #[must_use]
+    pub fn with_logging(mut self, logging: bool) -> Self {
+        self.logging = logging;
+        self
     }
 }
 

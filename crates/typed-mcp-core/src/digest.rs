@@ -241,6 +241,7 @@ impl fmt::Debug for Digest {
 /// A string that is not `sha256:` followed by 64 lowercase hex digits.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid digest {found:?}: expected \"sha256:\" followed by 64 lowercase hex digits")]
+#[non_exhaustive]
 pub struct ParseDigestError {
     /// The text that was refused.
     pub found: String,
@@ -292,6 +293,7 @@ impl<'de> Deserialize<'de> for Digest {
 /// A declaration's digest together with the digests of its parts, so a change
 /// can be named ("the description of tool `search` changed", "input `limit`").
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DeclarationDigest {
     /// The digest of the whole covered object (see the [module docs](self)).
     pub digest: Digest,

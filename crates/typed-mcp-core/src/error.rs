@@ -42,6 +42,7 @@ pub mod code {
 /// [`RpcError::invalid_params`], [`RpcError::resource_not_found`] and
 /// [`RpcError::internal`] to refuse a request.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct RpcError {
     /// The JSON-RPC error code (see [`code`]).
     pub code: i32,

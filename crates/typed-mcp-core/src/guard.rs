@@ -2,11 +2,28 @@
 
 /// Limits applied to every inbound message, on every transport.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Limits {
     /// Largest accepted message in bytes (default 4 MiB).
     pub max_message_bytes: usize,
     /// Deepest accepted nesting of arrays and objects (default 128).
     pub max_depth: usize,
+}
+
+impl Limits {
+    /// Sets the largest accepted message in bytes.
+    #[must_use]
+    pub fn with_max_message_bytes(mut self, max_message_bytes: usize) -> Self {
+        self.max_message_bytes = max_message_bytes;
+        self
+    }
+
+    /// Sets the deepest accepted nesting of arrays and objects.
+    #[must_use]
+    pub fn with_max_depth(mut self, max_depth: usize) -> Self {
+        self.max_depth = max_depth;
+        self
+    }
 }
 
 impl Default for Limits {

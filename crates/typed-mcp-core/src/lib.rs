@@ -18,19 +18,14 @@
 //! use typed_mcp_core::wire::{Implementation, Tool};
 //! use typed_mcp_core::Limits;
 //!
-//! let tool = Tool {
-//!     name: "echo".into(),
-//!     title: None,
-//!     description: Some("Repeat the text.".into()),
-//!     input_schema: serde_json::json!({
+//! let tool = Tool::new(
+//!     "echo",
+//!     serde_json::json!({
 //!         "type": "object",
 //!         "properties": {"text": {"type": "string", "description": "What to repeat."}}
 //!     }),
-//!     output_schema: None,
-//!     annotations: None,
-//!     icons: None,
-//!     meta: None,
-//! };
+//! )
+//! .with_description("Repeat the text.");
 //! let catalog = Catalog::build(
 //!     CatalogOptions::new(Implementation::new("demo", "1.0.0")),
 //!     vec![ToolEntry::new(tool)],

@@ -51,6 +51,7 @@ pub enum Piece<'a> {
 
 /// Why a URI template is refused. The messages say what to write instead.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TemplateError {
     /// A `{` without its `}`, at this byte offset.
     Unclosed(usize),

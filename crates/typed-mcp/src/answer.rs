@@ -6,9 +6,7 @@
 use crate::context::ToolContext;
 use serde_json::{Map, Value, json};
 use typed_mcp_core::RpcError;
-use typed_mcp_core::wire::{
-    ElicitRequestParams, InputRequest, InputRequiredResult, ResultMeta, ResultType,
-};
+use typed_mcp_core::wire::{ElicitRequestParams, InputRequest, InputRequiredResult};
 
 /// What a handler that may need input returns: the value, or what to ask the
 /// client for first.
@@ -67,10 +65,7 @@ impl NeedsInput {
     ) -> Self {
         self.request(
             key,
-            InputRequest::Elicit(ElicitRequestParams::Form {
-                message: message.into(),
-                requested_schema,
-            }),
+            InputRequest::Elicit(ElicitRequestParams::form(message, requested_schema)),
         )
     }
 
@@ -91,12 +86,9 @@ impl NeedsInput {
                 (key, value)
             })
             .collect();
-        InputRequiredResult {
-            result_type: ResultType::InputRequired,
-            input_requests: (!requests.is_empty()).then_some(requests),
-            request_state: self.request_state,
-            meta: ResultMeta::default(),
-        }
+        let mut result = InputRequiredResult::new(requests);
+        result.request_state = self.request_state;
+        result
     }
 }
 

@@ -199,6 +199,7 @@ impl Grants {
     "the capability {requested} is outside this call's scope ({})",
     scope_text(.scope)
 )]
+#[non_exhaustive]
 pub struct NotAuthorized {
     /// The capability asked for.
     pub requested: Capability,

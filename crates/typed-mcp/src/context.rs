@@ -366,12 +366,9 @@ impl ToolContext {
             }
             *last = Some(progress);
         }
-        let params = ProgressNotificationParams {
-            progress_token: token.clone(),
-            progress,
-            total,
-            message: message.map(str::to_owned),
-        };
+        let mut params = ProgressNotificationParams::new(token.clone(), progress);
+        params.total = total;
+        params.message = message.map(str::to_owned);
         self.emit(encode::notification(methods::PROGRESS, &params))
             .await
     }
@@ -392,11 +389,7 @@ impl ToolContext {
         let Ok(data) = serde_json::to_value(data) else {
             return false;
         };
-        let params = LoggingMessageNotificationParams {
-            level,
-            logger: None,
-            data,
-        };
+        let params = LoggingMessageNotificationParams::new(level, data);
         self.emit(encode::notification(methods::MESSAGE, &params))
             .await
     }

@@ -25,15 +25,97 @@ use crate::secret::{Redactor, RedactorError};
 use crate::state::StateKeys;
 use crate::subscribe::ResourceUpdates;
 
-/// Why [`ServerBuilder::build`] refused to build a server.
+/// Why [`ServerBuilder::build`] refused to build a server: invalid
+/// declarations, or one setting out of range (each variant names the setting
+/// and carries the value found).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum BuildError {
     /// One or more declarations are invalid; each error names its declaration.
-    #[error("{0}")]
+    #[error(transparent)]
     Catalog(CatalogErrors),
-    /// A limit is out of range.
-    #[error("invalid configuration: {0}")]
-    Config(String),
+    /// A declaration's derived schema does not compile, e.g. an invalid
+    /// `#[schemars(regex = ...)]`.
+    #[error("{declaration}: its schema does not compile: {reason}")]
+    InvalidSchema {
+        /// The declaration, as "tool `name`" (or resource, template, prompt).
+        declaration: String,
+        /// What the schema compiler reported.
+        reason: String,
+    },
+    /// [`max_message_bytes`](ServerBuilder::max_message_bytes) is zero.
+    #[error("max_message_bytes must be at least 1")]
+    ZeroMaxMessageBytes,
+    /// [`max_depth`](ServerBuilder::max_depth) is zero or above
+    /// [`ServerBuilder::MAX_DEPTH_CEILING`].
+    #[error("max_depth must be between 1 and {ceiling}, found {found}")]
+    MaxDepthOutOfRange {
+        /// The depth given.
+        found: usize,
+        /// The largest accepted, [`ServerBuilder::MAX_DEPTH_CEILING`].
+        ceiling: usize,
+    },
+    /// [`max_concurrent`](ServerBuilder::max_concurrent) is zero or more than
+    /// a semaphore can count.
+    #[error("max_concurrent must be between 1 and {max}, found {found}")]
+    MaxConcurrentOutOfRange {
+        /// The number given.
+        found: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// [`max_pending`](ServerBuilder::max_pending) is zero.
+    #[error("max_pending must be at least 1")]
+    ZeroMaxPending,
+    /// [`max_pending_bytes`](ServerBuilder::max_pending_bytes) is below
+    /// `max_message_bytes` (one message could never be queued) or above what
+    /// the queue can count.
+    #[error("max_pending_bytes must be between max_message_bytes ({min}) and {max}, found {found}")]
+    MaxPendingBytesOutOfRange {
+        /// The number given.
+        found: usize,
+        /// The smallest accepted: the server's `max_message_bytes`.
+        min: usize,
+        /// The largest accepted.
+        max: usize,
+    },
+    /// [`page_size`](ServerBuilder::page_size) is zero.
+    #[error("page_size must be at least 1")]
+    ZeroPageSize,
+    /// [`default_timeout`](ServerBuilder::default_timeout) is zero, which
+    /// would fail every call.
+    #[error("default_timeout must be positive: zero would fail every call")]
+    ZeroDefaultTimeout,
+    /// [`secret_values`](ServerBuilder::secret_values) refused a value (the
+    /// error never includes one).
+    #[error("invalid secret_values")]
+    InvalidSecretValues(#[source] RedactorError),
+    /// Two declarations name one capability with different descriptions.
+    #[error(
+        "the capability {name} is declared with two descriptions ({first:?} and {second:?}): declare it once, as a constant"
+    )]
+    CapabilityDescribedTwice {
+        /// The capability's name.
+        name: &'static str,
+        /// The description seen first.
+        first: &'static str,
+        /// The other description.
+        second: &'static str,
+    },
+    /// [`allow`](ServerBuilder::allow) names capabilities no declaration needs
+    /// (a typo would otherwise grant nothing, silently).
+    #[error(
+        "cannot grant {}: no declaration needs {}; the capabilities declared are: {}",
+        unknown.join(", "),
+        if unknown.len() == 1 { "it" } else { "them" },
+        if declared.is_empty() { "none".to_owned() } else { declared.join(", ") }
+    )]
+    UnknownCapabilities {
+        /// The names given that no declaration uses.
+        unknown: Vec<String>,
+        /// Every capability the declarations name, sorted.
+        declared: Vec<&'static str>,
+    },
 }
 
 impl BuildError {
@@ -41,7 +123,7 @@ impl BuildError {
     pub fn catalog_errors(&self) -> &[CatalogError] {
         match self {
             BuildError::Catalog(errors) => &errors.0,
-            BuildError::Config(_) => &[],
+            _ => &[],
         }
     }
 }
@@ -356,48 +438,42 @@ impl ServerBuilder {
     /// is read from any transport before this succeeds.
     pub fn build(mut self) -> Result<Server, BuildError> {
         if self.limits.max_message_bytes == 0 {
-            return Err(BuildError::Config(
-                "max_message_bytes must be at least 1".into(),
-            ));
+            return Err(BuildError::ZeroMaxMessageBytes);
         }
         if !(1..=Self::MAX_DEPTH_CEILING).contains(&self.limits.max_depth) {
-            return Err(BuildError::Config(format!(
-                "max_depth must be between 1 and {}, found {}",
-                Self::MAX_DEPTH_CEILING,
-                self.limits.max_depth
-            )));
+            return Err(BuildError::MaxDepthOutOfRange {
+                found: self.limits.max_depth,
+                ceiling: Self::MAX_DEPTH_CEILING,
+            });
         }
         if self.max_concurrent == 0 || self.max_concurrent > Semaphore::MAX_PERMITS {
-            return Err(BuildError::Config(format!(
-                "max_concurrent must be at least 1, found {}",
-                self.max_concurrent
-            )));
+            return Err(BuildError::MaxConcurrentOutOfRange {
+                found: self.max_concurrent,
+                max: Semaphore::MAX_PERMITS,
+            });
         }
         if self.max_pending == 0 {
-            return Err(BuildError::Config("max_pending must be at least 1".into()));
+            return Err(BuildError::ZeroMaxPending);
         }
         if self.max_pending_bytes < self.limits.max_message_bytes
             || self.max_pending_bytes > u32::MAX as usize
             || self.max_pending_bytes > Semaphore::MAX_PERMITS
         {
-            return Err(BuildError::Config(format!(
-                "max_pending_bytes must be between max_message_bytes ({}) and {}, found {}",
-                self.limits.max_message_bytes,
-                (u32::MAX as usize).min(Semaphore::MAX_PERMITS),
-                self.max_pending_bytes
-            )));
+            return Err(BuildError::MaxPendingBytesOutOfRange {
+                found: self.max_pending_bytes,
+                min: self.limits.max_message_bytes,
+                max: (u32::MAX as usize).min(Semaphore::MAX_PERMITS),
+            });
         }
         if self.options.page_size == 0 {
-            return Err(BuildError::Config("page_size must be at least 1".into()));
+            return Err(BuildError::ZeroPageSize);
         }
         if self.default_timeout == Some(Duration::ZERO) {
-            return Err(BuildError::Config(
-                "default_timeout must be positive: zero would fail every call".into(),
-            ));
+            return Err(BuildError::ZeroDefaultTimeout);
         }
         self.resolve_allowed()?;
         let redactor = std::mem::replace(&mut self.redactor, Ok(Redactor::default()))
-            .map_err(|e| BuildError::Config(format!("secret_values: {e}")))?;
+            .map_err(BuildError::InvalidSecretValues)?;
         let mut tool_entries = Vec::with_capacity(self.tools.len());
         let mut tool_handlers = Vec::with_capacity(self.tools.len());
         for t in self.tools {
@@ -497,12 +573,11 @@ impl ServerBuilder {
         for c in declared {
             if let Some(other) = by_name.insert(c.name(), *c) {
                 if other != *c {
-                    return Err(BuildError::Config(format!(
-                        "the capability {} is declared with two descriptions ({:?} and {:?}): declare it once, as a constant",
-                        c.name(),
-                        other.description(),
-                        c.description()
-                    )));
+                    return Err(BuildError::CapabilityDescribedTwice {
+                        name: c.name(),
+                        first: other.description(),
+                        second: c.description(),
+                    });
                 }
             }
         }
@@ -524,17 +599,10 @@ impl ServerBuilder {
         if unknown.is_empty() {
             return Ok(());
         }
-        let known: Vec<&str> = declared.keys().copied().collect();
-        Err(BuildError::Config(format!(
-            "cannot grant {}: no declaration needs {}; the capabilities declared are: {}",
-            unknown.join(", "),
-            if unknown.len() == 1 { "it" } else { "them" },
-            if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            }
-        )))
+        Err(BuildError::UnknownCapabilities {
+            unknown,
+            declared: declared.keys().copied().collect(),
+        })
     }
 }
 

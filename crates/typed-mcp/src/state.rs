@@ -119,6 +119,7 @@ pub struct BindingDigest([u8; 32]);
 /// Why a `requestState` was refused. The client learns only that it did not
 /// verify; the distinction is for the server's log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// Not a state this server issued for this request (tampered, forged,
     /// sealed with an unknown key, or bound to another request).

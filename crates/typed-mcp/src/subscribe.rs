@@ -15,7 +15,7 @@ use tokio::sync::broadcast;
 use typed_mcp_core::RequestId;
 use typed_mcp_core::encode;
 use typed_mcp_core::wire::{
-    EmptyResult, ResourceUpdatedParams, ResultMeta, ResultType, SubscriptionFilter,
+    EmptyResult, ResourceUpdatedParams, ResultMeta, SubscriptionFilter,
     SubscriptionsAcknowledgedParams, methods,
 };
 
@@ -64,10 +64,7 @@ fn concerns(subscribed: &str, published: &str) -> bool {
 }
 
 fn meta(id: &RequestId) -> ResultMeta {
-    ResultMeta {
-        subscription_id: Some(id.clone()),
-        ..Default::default()
-    }
+    ResultMeta::default().with_subscription_id(id.clone())
 }
 
 /// Serves one subscription until it is cancelled; returns its final result
@@ -88,24 +85,16 @@ pub(crate) async fn listen(
         .collect();
     // Only what is honoured is acknowledged: the lists are fixed, so no
     // list_changed notification will ever come.
-    let honoured = SubscriptionFilter {
-        resource_subscriptions: (!uris.is_empty()).then(|| uris.clone()),
-        ..Default::default()
-    };
-    let ack = SubscriptionsAcknowledgedParams {
-        notifications: honoured,
-        meta: meta(id),
-    };
+    let mut honoured = SubscriptionFilter::default();
+    honoured.resource_subscriptions = (!uris.is_empty()).then(|| uris.clone());
+    let ack = SubscriptionsAcknowledgedParams::new(honoured, meta(id));
     ctx.send(encode::notification(
         methods::SUBSCRIPTIONS_ACKNOWLEDGED,
         &ack,
     ))
     .await;
     let updated = |uri: &str| {
-        let params = ResourceUpdatedParams {
-            uri: uri.to_owned(),
-            meta: meta(id),
-        };
+        let params = ResourceUpdatedParams::new(uri, meta(id));
         ctx.send(encode::notification(methods::RESOURCES_UPDATED, &params))
     };
     loop {
@@ -128,14 +117,9 @@ pub(crate) async fn listen(
             Err(broadcast::error::RecvError::Closed) => break,
         }
     }
-    let end = EmptyResult {
-        result_type: ResultType::Complete,
-        meta: ResultMeta {
-            server_info: Some(server.catalog().server_info().clone()),
-            subscription_id: Some(id.clone()),
-            other: Default::default(),
-        },
-    };
+    let end = EmptyResult::default().with_meta(
+        ResultMeta::server(server.catalog().server_info().clone()).with_subscription_id(id.clone()),
+    );
     encode::result(id, &end)
 }
 

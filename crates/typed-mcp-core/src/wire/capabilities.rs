@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 /// The set is open: members this type does not name are kept in `other`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ClientCapabilities {
     /// Experimental, non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,6 +44,31 @@ impl ClientCapabilities {
         }
     }
 
+    option_setters! {
+        /// Declares experimental capabilities.
+        with_experimental => experimental: Map<String, Value>;
+        /// Declares sampling support.
+        with_sampling => sampling: SamplingCapability;
+        /// Declares elicitation support.
+        with_elicitation => elicitation: ElicitationCapability;
+    }
+
+    /// Declares that the client can list roots.
+    #[must_use]
+    pub fn with_roots(mut self) -> Self {
+        self.roots = Some(Map::new());
+        self
+    }
+
+    /// Declares one extension with its settings.
+    #[must_use]
+    pub fn with_extension(mut self, id: impl Into<String>, settings: Map<String, Value>) -> Self {
+        self.extensions
+            .get_or_insert_with(Map::new)
+            .insert(id.into(), Value::Object(settings));
+        self
+    }
+
     /// True when the named extension is declared.
     pub fn has_extension(&self, id: &str) -> bool {
         self.extensions.as_ref().is_some_and(|e| e.contains_key(id))
@@ -52,6 +78,7 @@ impl ClientCapabilities {
 /// The client's sampling support.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct SamplingCapability {
     /// Present if `includeContext` values other than `"none"` are supported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -64,9 +91,26 @@ pub struct SamplingCapability {
     pub other: Map<String, Value>,
 }
 
+impl SamplingCapability {
+    /// Declares `includeContext` values other than `"none"`.
+    #[must_use]
+    pub fn with_context(mut self) -> Self {
+        self.context = Some(Map::new());
+        self
+    }
+
+    /// Declares `tools` and `toolChoice` in sampling requests.
+    #[must_use]
+    pub fn with_tools(mut self) -> Self {
+        self.tools = Some(Map::new());
+        self
+    }
+}
+
 /// The client's elicitation support. `{}` means form mode only.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ElicitationCapability {
     /// Form mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -79,9 +123,26 @@ pub struct ElicitationCapability {
     pub other: Map<String, Value>,
 }
 
+impl ElicitationCapability {
+    /// Declares form mode.
+    #[must_use]
+    pub fn with_form(mut self) -> Self {
+        self.form = Some(Map::new());
+        self
+    }
+
+    /// Declares URL mode.
+    #[must_use]
+    pub fn with_url(mut self) -> Self {
+        self.url = Some(Map::new());
+        self
+    }
+}
+
 /// What the server offers, announced by `server/discover` (`ServerCapabilities`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ServerCapabilities {
     /// Experimental, non-standard capabilities.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,18 +167,56 @@ pub struct ServerCapabilities {
     pub extensions: Option<Map<String, Value>>,
 }
 
+impl ServerCapabilities {
+    option_setters! {
+        /// Announces experimental capabilities.
+        with_experimental => experimental: Map<String, Value>;
+        /// Announces prompts.
+        with_prompts => prompts: ListChangedCapability;
+        /// Announces resources.
+        with_resources => resources: ResourcesCapability;
+        /// Announces tools.
+        with_tools => tools: ListChangedCapability;
+        /// Announces extensions by identifier, with their settings.
+        with_extensions => extensions: Map<String, Value>;
+    }
+
+    /// Announces `notifications/message`.
+    #[must_use]
+    pub fn with_logging(mut self) -> Self {
+        self.logging = Some(Map::new());
+        self
+    }
+
+    /// Announces `completion/complete`.
+    #[must_use]
+    pub fn with_completions(mut self) -> Self {
+        self.completions = Some(Map::new());
+        self
+    }
+}
+
 /// A capability that may announce list changes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ListChangedCapability {
     /// Whether `notifications/*/list_changed` is sent on listen streams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_changed: Option<bool>,
 }
 
+impl ListChangedCapability {
+    option_setters! {
+        /// Sets whether list changes are announced.
+        with_list_changed => list_changed = bool;
+    }
+}
+
 /// The resources capability.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct ResourcesCapability {
     /// Whether `resourceSubscriptions` on listen streams are honoured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,4 +224,13 @@ pub struct ResourcesCapability {
     /// Whether `notifications/resources/list_changed` is sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub list_changed: Option<bool>,
+}
+
+impl ResourcesCapability {
+    option_setters! {
+        /// Sets whether resource subscriptions are honoured.
+        with_subscribe => subscribe = bool;
+        /// Sets whether list changes are announced.
+        with_list_changed => list_changed = bool;
+    }
 }

@@ -5,6 +5,73 @@
 //! objects keep what they do not know: `_meta` maps are carried whole, and
 //! capability objects keep unknown members in an `other` map, so nothing a client
 //! sends is silently dropped on its way to a handler.
+//!
+//! # Building values
+//!
+//! Descriptors, results, parameters and capability objects are
+//! `#[non_exhaustive]`: a field the specification adds later is not a breaking
+//! change. Their fields stay public for reading, and every type is made the same
+//! way from outside this crate:
+//!
+//! - `Type::new(required...)` takes the members the schema requires (types whose
+//!   members are all optional implement [`Default`] instead), and some types
+//!   have named constructors for common shapes ([`CallToolResult::text`],
+//!   [`CallToolResult::structured`], [`ContentBlock::text`], ...);
+//! - one chainable `with_<field>(value)` setter per optional member sets it:
+//!   it takes the value without `Some` (strings, lists and maps as anything
+//!   `Into` the field's type, numbers and flags as that type), and a few list
+//!   members also have a singular `with_<item>` that appends one
+//!   ([`Prompt::with_argument`], [`CompletionContext::with_argument`]);
+//!   open `_meta`-like maps have `with_entry(key, value)`.
+//!
+//! ```
+//! use typed_mcp_core::wire::{Tool, ToolAnnotations};
+//!
+//! let tool = Tool::new("search", serde_json::json!({"type": "object"}))
+//!     .with_title("Search")
+//!     .with_description("Search the tickets.")
+//!     .with_annotations(ToolAnnotations::default().with_read_only_hint(true));
+//! assert_eq!(tool.title.as_deref(), Some("Search"));
+//! ```
+//!
+//! A struct literal outside this crate does not compile, so adding a field later
+//! breaks no one:
+//!
+//! ```compile_fail,E0639
+//! use typed_mcp_core::wire::PromptArgument;
+//!
+//! let argument = PromptArgument {
+//!     name: "id".into(),
+//!     title: None,
+//!     description: None,
+//!     required: None,
+//! };
+//! ```
+
+/// Chainable setters for `Option` fields: `with_x(value)` stores `Some(value.into())`.
+/// Numbers and flags (`field = Type`) take the bare type, so a literal such as
+/// `with_size(3)` infers.
+macro_rules! option_setters {
+    () => {};
+    ($(#[$doc:meta])* $setter:ident => $field:ident: $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn $setter(mut self, value: impl Into<$ty>) -> Self {
+            self.$field = Some(value.into());
+            self
+        }
+        option_setters! { $($rest)* }
+    };
+    ($(#[$doc:meta])* $setter:ident => $field:ident = $ty:ty; $($rest:tt)*) => {
+        $(#[$doc])*
+        #[must_use]
+        pub fn $setter(mut self, value: $ty) -> Self {
+            self.$field = Some(value);
+            self
+        }
+        option_setters! { $($rest)* }
+    };
+}
 
 mod capabilities;
 mod content;

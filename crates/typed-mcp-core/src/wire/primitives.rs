@@ -15,6 +15,7 @@ pub type Meta = Map<String, Value>;
 /// The name and version of an MCP implementation (`Implementation`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Implementation {
     /// Programmatic name.
     pub name: String,
@@ -46,11 +47,23 @@ impl Implementation {
             icons: None,
         }
     }
+
+    option_setters! {
+        /// Sets the display name.
+        with_title => title: String;
+        /// Sets what the implementation does.
+        with_description => description: String;
+        /// Sets the home page.
+        with_website_url => website_url: String;
+        /// Sets the icons.
+        with_icons => icons: Vec<Icon>;
+    }
 }
 
 /// An icon a client may display (`Icon`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Icon {
     /// An `https:` or `data:` URI.
     pub src: String,
@@ -63,6 +76,27 @@ pub struct Icon {
     /// `"light"` or `"dark"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub theme: Option<String>,
+}
+
+impl Icon {
+    /// An icon at this `https:` or `data:` URI.
+    pub fn new(src: impl Into<String>) -> Self {
+        Icon {
+            src: src.into(),
+            mime_type: None,
+            sizes: None,
+            theme: None,
+        }
+    }
+
+    option_setters! {
+        /// Sets the MIME type override.
+        with_mime_type => mime_type: String;
+        /// Sets the sizes (`"48x48"`, `"any"`).
+        with_sizes => sizes: Vec<String>;
+        /// Sets the theme (`"light"` or `"dark"`).
+        with_theme => theme: String;
+    }
 }
 
 /// Who a piece of content is meant for.
@@ -78,6 +112,7 @@ pub enum Role {
 /// Display hints attached to content and resources (`Annotations`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Annotations {
     /// Intended audience.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,6 +123,17 @@ pub struct Annotations {
     /// ISO 8601 time of the last change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_modified: Option<String>,
+}
+
+impl Annotations {
+    option_setters! {
+        /// Sets the intended audience.
+        with_audience => audience: Vec<Role>;
+        /// Sets the importance, from 0 (optional) to 1 (required).
+        with_priority => priority = f64;
+        /// Sets the ISO 8601 time of the last change.
+        with_last_modified => last_modified: String;
+    }
 }
 
 /// Log severity, in RFC 5424 order (`debug` is the least severe).
@@ -148,6 +194,7 @@ impl LoggingLevel {
 /// Whether a result is final (`complete`) or asks the client for input first.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum ResultType {
     /// The final result.
     #[default]
@@ -168,6 +215,7 @@ pub enum CacheScope {
 
 /// Cache hints for the six cacheable results (`ttlMs`, `cacheScope`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CacheHint {
     /// Freshness in milliseconds; `0` means stale at once.
     pub ttl_ms: u64,
@@ -176,6 +224,11 @@ pub struct CacheHint {
 }
 
 impl CacheHint {
+    /// A hint of `ttl_ms` milliseconds for `scope`.
+    pub const fn new(ttl_ms: u64, scope: CacheScope) -> Self {
+        CacheHint { ttl_ms, scope }
+    }
+
     /// One hour, public: the default for lists and `server/discover`.
     pub const PUBLIC_HOUR: CacheHint = CacheHint {
         ttl_ms: 3_600_000,
@@ -191,6 +244,7 @@ impl CacheHint {
 /// A result's `_meta`: the server's identity, a listen stream's subscription id
 /// and any further keys, serialized as one flat object.
 #[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
 pub struct ResultMeta {
     /// `io.modelcontextprotocol/serverInfo`.
     pub server_info: Option<Arc<Implementation>>,
@@ -207,6 +261,20 @@ impl ResultMeta {
             server_info: Some(info),
             ..Default::default()
         }
+    }
+
+    /// Sets the listen stream's subscription id.
+    #[must_use]
+    pub fn with_subscription_id(mut self, id: RequestId) -> Self {
+        self.subscription_id = Some(id);
+        self
+    }
+
+    /// Adds one further key.
+    #[must_use]
+    pub fn with_entry(mut self, key: impl Into<String>, value: impl Into<Value>) -> Self {
+        self.other.insert(key.into(), value.into());
+        self
     }
 
     /// True when there is nothing to write.

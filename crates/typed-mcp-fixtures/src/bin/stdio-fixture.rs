@@ -411,7 +411,17 @@ async fn main() -> ExitCode {
         hang(),
         busy(),
     ]);
-    let server = match configure(builder).map(|b| b.build().map_err(|e| e.to_string())) {
+    // The whole chain: a refused secret value says why only in its source.
+    let chain = |e: typed_mcp::BuildError| {
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(cause) = source {
+            text.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        text
+    };
+    let server = match configure(builder).map(|b| b.build().map_err(chain)) {
         Ok(Ok(server)) => server,
         Ok(Err(e)) | Err(e) => {
             eprintln!("stdio-fixture: {e}");

@@ -108,6 +108,7 @@ macro_rules! capability_methods {
 
 /// How a tool call can fail.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ToolError {
     /// The tool ran and failed: answered as a result with `isError: true`, so
     /// the model can read the message and try again.
@@ -209,16 +210,10 @@ impl ToolDecl {
     /// Starts a tool declaration with this wire name.
     pub fn builder(name: impl Into<String>) -> ToolBuilder {
         ToolBuilder {
-            tool: Tool {
-                name: name.into(),
-                title: None,
-                description: None,
-                input_schema: serde_json::json!({"type": "object", "additionalProperties": false}),
-                output_schema: None,
-                annotations: None,
-                icons: None,
-                meta: None,
-            },
+            tool: Tool::new(
+                name,
+                serde_json::json!({"type": "object", "additionalProperties": false}),
+            ),
             required_client_capabilities: Vec::new(),
             allow_undocumented_inputs: false,
             timeout: None,
@@ -362,17 +357,7 @@ impl ResourceDecl {
     /// Starts a resource declaration at an absolute URI.
     pub fn builder(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuilder {
         ResourceBuilder {
-            resource: Resource {
-                uri: uri.into(),
-                name: name.into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                size: None,
-                icons: None,
-                annotations: None,
-                meta: None,
-            },
+            resource: Resource::new(uri, name),
             cache: CacheHint::PRIVATE_NOW,
             capabilities: Vec::new(),
         }
@@ -410,17 +395,14 @@ impl ResourceBuilder {
 
     /// Cache hint of `resources/read` results (default private, 0 ms).
     pub fn cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.cache = CacheHint { ttl_ms, scope };
+        self.cache = CacheHint::new(ttl_ms, scope);
         self
     }
 
     capability_methods!("a request");
 
     fn entry(&self) -> ResourceEntry {
-        ResourceEntry {
-            resource: self.resource.clone(),
-            cache: self.cache,
-        }
+        ResourceEntry::new(self.resource.clone()).with_cache(self.cache)
     }
 
     /// Finishes the declaration with its handler: an async function of the
@@ -486,16 +468,7 @@ impl ResourceTemplateDecl {
         name: impl Into<String>,
     ) -> ResourceTemplateBuilder {
         ResourceTemplateBuilder {
-            template: ResourceTemplate {
-                uri_template: uri_template.into(),
-                name: name.into(),
-                title: None,
-                description: None,
-                mime_type: None,
-                icons: None,
-                annotations: None,
-                meta: None,
-            },
+            template: ResourceTemplate::new(uri_template, name),
             parameters: Vec::new(),
             cache: CacheHint::PRIVATE_NOW,
             completer: None,
@@ -533,16 +506,14 @@ impl ResourceTemplateBuilder {
 
     /// Documents a parameter; every `{variable}` must be one.
     pub fn parameter(mut self, name: impl Into<String>, description: impl Into<String>) -> Self {
-        self.parameters.push(ParameterDoc {
-            name: name.into(),
-            description: Some(description.into()),
-        });
+        self.parameters
+            .push(ParameterDoc::new(name, Some(description.into())));
         self
     }
 
     /// Cache hint of `resources/read` results (default private, 0 ms).
     pub fn cache(mut self, ttl_ms: u64, scope: CacheScope) -> Self {
-        self.cache = CacheHint { ttl_ms, scope };
+        self.cache = CacheHint::new(ttl_ms, scope);
         self
     }
 
@@ -569,11 +540,11 @@ impl ResourceTemplateBuilder {
     {
         let handler = handler::boxed(f).0;
         ResourceTemplateDecl {
-            entry: TemplateEntry {
-                template: self.template,
-                parameters: self.parameters,
-                cache: self.cache,
-                completable: self.completer.is_some(),
+            entry: {
+                let mut entry = TemplateEntry::new(self.template).with_cache(self.cache);
+                entry.parameters = self.parameters;
+                entry.completable = self.completer.is_some();
+                entry
             },
             handler,
             completer: self.completer,
@@ -606,14 +577,7 @@ impl PromptDecl {
     /// Starts a prompt declaration.
     pub fn builder(name: impl Into<String>) -> PromptBuilder {
         PromptBuilder {
-            prompt: Prompt {
-                name: name.into(),
-                title: None,
-                description: None,
-                arguments: None,
-                icons: None,
-                meta: None,
-            },
+            prompt: Prompt::new(name),
             argument_schemas: Vec::new(),
             completer: None,
             capabilities: Vec::new(),
@@ -648,15 +612,11 @@ impl PromptBuilder {
         description: impl Into<String>,
         required: bool,
     ) -> Self {
-        self.prompt
-            .arguments
-            .get_or_insert_with(Vec::new)
-            .push(PromptArgument {
-                name: name.into(),
-                title: None,
-                description: Some(description.into()),
-                required: Some(required),
-            });
+        self.prompt.arguments.get_or_insert_with(Vec::new).push(
+            PromptArgument::new(name)
+                .with_description(description)
+                .with_required(required),
+        );
         self
     }
 
@@ -700,10 +660,11 @@ impl PromptBuilder {
     {
         let handler = handler::boxed(f).0;
         PromptDecl {
-            entry: PromptEntry {
-                prompt: self.prompt,
-                argument_schemas: self.argument_schemas,
-                completable: self.completer.is_some(),
+            entry: {
+                let mut entry = PromptEntry::new(self.prompt);
+                entry.argument_schemas = self.argument_schemas;
+                entry.completable = self.completer.is_some();
+                entry
             },
             handler,
             completer: self.completer,

@@ -304,13 +304,7 @@ impl Server {
                 }
                 Ok(encode::result(
                     id,
-                    &ReadResourceResult {
-                        result_type: ResultType::Complete,
-                        contents,
-                        ttl_ms: cache.ttl_ms,
-                        cache_scope: cache.scope,
-                        meta: self.meta(),
-                    },
+                    &ReadResourceResult::new(contents, cache).with_meta(self.meta()),
                 ))
             }
             Target::Prompt { index, arguments } => {
@@ -390,15 +384,12 @@ impl Server {
                 values.truncate(100);
                 Ok(encode::result(
                     id,
-                    &CompleteResult {
-                        result_type: ResultType::Complete,
-                        completion: Completion {
-                            values,
-                            total: Some(total),
-                            has_more: Some(has_more),
-                        },
-                        meta: self.meta(),
-                    },
+                    &CompleteResult::new(
+                        Completion::new(values)
+                            .with_total(total)
+                            .with_has_more(has_more),
+                    )
+                    .with_meta(self.meta()),
                 ))
             }
         }

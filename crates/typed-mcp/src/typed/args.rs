@@ -24,7 +24,7 @@ use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use typed_mcp_core::wire::{CallToolResult, ResultMeta};
 use zeroize::Zeroize;
 
@@ -545,14 +545,8 @@ pub(crate) fn invalid_arguments_result(tool: &str, problems: &[ArgumentProblem])
         };
         text.push_str(&format!("\n- {at}: {}", p.message));
     }
-    let mut result = CallToolResult::error(text);
-    let mut other = Map::new();
-    other.insert(ARGUMENT_ERRORS_META_KEY.into(), json!(problems));
-    result.meta = ResultMeta {
-        other,
-        ..Default::default()
-    };
-    result
+    let result = CallToolResult::error(text);
+    result.with_meta(ResultMeta::default().with_entry(ARGUMENT_ERRORS_META_KEY, json!(problems)))
 }
 
 #[cfg(test)]

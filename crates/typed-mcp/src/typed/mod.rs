@@ -113,13 +113,11 @@ fn builder<A: JsonSchema, O: Output>(
 ) -> (crate::declare::ToolBuilder, Arc<TypedTool>) {
     let input_schema = schema::input_schema_for::<A>();
     let typed = Arc::new(TypedTool::new::<O>(attrs, &input_schema, (attrs.checks)()));
-    let annotations = ToolAnnotations {
-        title: None,
-        read_only_hint: attrs.read_only.then_some(true),
-        destructive_hint: attrs.destructive,
-        idempotent_hint: attrs.idempotent,
-        open_world_hint: attrs.open_world,
-    };
+    let mut annotations = ToolAnnotations::default();
+    annotations.read_only_hint = attrs.read_only.then_some(true);
+    annotations.destructive_hint = attrs.destructive;
+    annotations.idempotent_hint = attrs.idempotent;
+    annotations.open_world_hint = attrs.open_world;
     let mut builder = ToolDecl::builder(attrs.name)
         .description(attrs.description)
         .input_schema(input_schema)

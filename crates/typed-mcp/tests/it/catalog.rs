@@ -912,25 +912,146 @@ fn undocumented_template_parameters_and_prompt_arguments_are_refused() {
     );
 }
 
+/// A tool that needs `capability`.
+fn tool_requiring(name: &str, capability: typed_mcp::Capability) -> ToolDecl {
+    ToolDecl::builder(name)
+        .description(format!("The tool {name}."))
+        .requires(capability)
+        .handler(|_args, _ctx| async { Ok(CallToolResult::text("ok")) })
+}
+
+/// Each setting `Server::build` refuses has its own variant, carrying the value
+/// found, and no catalog errors.
 #[test]
-fn out_of_range_settings_are_configuration_errors() {
-    let cases = [
-        server().max_message_bytes(0),
-        server().max_depth(0),
-        server().max_depth(typed_mcp::ServerBuilder::MAX_DEPTH_CEILING + 1),
-        server().max_concurrent(0),
-        server().page_size(0),
-    ];
-    for builder in cases {
+fn each_invalid_setting_is_its_own_build_error() {
+    use std::error::Error as _;
+    use std::time::Duration;
+    const MAX_DEPTH_CEILING: usize = ServerBuilder::MAX_DEPTH_CEILING;
+    use typed_mcp::secret::RedactorError;
+
+    const WRITE: typed_mcp::Capability =
+        typed_mcp::Capability::new("desk.write", "Change tickets.");
+    const WRITE_AGAIN: typed_mcp::Capability =
+        typed_mcp::Capability::new("desk.write", "Edit tickets.");
+    let refused = |builder: ServerBuilder| {
         let error = builder.build().expect_err("an invalid setting");
-        assert!(matches!(error, BuildError::Config(_)), "{error}");
-        assert!(error.catalog_errors().is_empty());
+        assert!(error.catalog_errors().is_empty(), "{error}");
+        error
+    };
+
+    assert_eq!(
+        refused(server().max_message_bytes(0)),
+        BuildError::ZeroMaxMessageBytes
+    );
+    for depth in [0, MAX_DEPTH_CEILING + 1] {
+        assert_eq!(
+            refused(server().max_depth(depth)),
+            BuildError::MaxDepthOutOfRange {
+                found: depth,
+                ceiling: MAX_DEPTH_CEILING
+            }
+        );
     }
+    assert!(matches!(
+        refused(server().max_concurrent(0)),
+        BuildError::MaxConcurrentOutOfRange { found: 0, max } if max > 0
+    ));
+    assert!(matches!(
+        refused(server().max_concurrent(usize::MAX)),
+        BuildError::MaxConcurrentOutOfRange { found: usize::MAX, max } if max < usize::MAX
+    ));
+    assert_eq!(refused(server().max_pending(0)), BuildError::ZeroMaxPending);
+    assert!(matches!(
+        refused(server().max_message_bytes(1000).max_pending_bytes(999)),
+        BuildError::MaxPendingBytesOutOfRange {
+            found: 999,
+            min: 1000,
+            ..
+        }
+    ));
+    assert!(matches!(
+        refused(server().max_pending_bytes(usize::MAX)),
+        BuildError::MaxPendingBytesOutOfRange { found: usize::MAX, max, .. } if max <= u32::MAX as usize
+    ));
+    assert_eq!(refused(server().page_size(0)), BuildError::ZeroPageSize);
+    assert_eq!(
+        refused(server().default_timeout(Duration::ZERO)),
+        BuildError::ZeroDefaultTimeout
+    );
+
+    let secret = refused(server().secret_values(["xq7zv"]));
+    assert!(
+        matches!(
+            &secret,
+            BuildError::InvalidSecretValues(RedactorError::TooShort { index: 0, chars: 5 })
+        ),
+        "{secret:?}"
+    );
+    // The cause stays reachable, and the message never echoes the value.
+    let source = secret
+        .source()
+        .expect("the redactor's refusal is the source");
+    assert!(source.to_string().contains("#0"), "{source}");
+    assert!(!format!("{secret} {source}").contains("xq7zv"));
+
+    assert_eq!(
+        refused(server().tools([
+            tool_requiring("first", WRITE),
+            tool_requiring("second", WRITE_AGAIN),
+        ])),
+        BuildError::CapabilityDescribedTwice {
+            name: "desk.write",
+            first: "Change tickets.",
+            second: "Edit tickets.",
+        }
+    );
+
+    let unknown = refused(
+        server()
+            .tool(tool_requiring("first", WRITE))
+            .allow(["desk.wrte, desk.admin"]),
+    );
+    assert_eq!(
+        unknown,
+        BuildError::UnknownCapabilities {
+            unknown: vec!["desk.wrte".into(), "desk.admin".into()],
+            declared: vec!["desk.write"],
+        }
+    );
+    assert!(
+        unknown.to_string().contains("desk.wrte, desk.admin"),
+        "{unknown}"
+    );
+
     server()
-        .max_depth(typed_mcp::ServerBuilder::MAX_DEPTH_CEILING)
+        .max_depth(MAX_DEPTH_CEILING)
         .max_concurrent(1)
         .page_size(1)
         .max_message_bytes(1)
+        .max_pending(1)
+        .max_pending_bytes(1)
+        .default_timeout(Duration::from_millis(1))
         .build()
         .expect("the bounds themselves are valid");
+}
+
+/// A catalog error is the whole message and keeps its own causes reachable.
+#[test]
+fn catalog_errors_keep_their_causes() {
+    use std::error::Error as _;
+    let template = ResourceTemplateDecl::builder("test://{", "broken")
+        .description("A broken template.")
+        .handler(|_request, _ctx| async { Ok(vec![]) });
+    let error = server()
+        .resource_template(template)
+        .build()
+        .expect_err("an unparsable template");
+    let [CatalogError::InvalidUriTemplate { error: cause, .. }] = error.catalog_errors() else {
+        panic!("{error:?}");
+    };
+    assert_eq!(cause, &UriTemplateError::Unclosed(7));
+    let inner = error.catalog_errors()[0]
+        .source()
+        .expect("the template error is the source");
+    assert_eq!(inner.to_string(), cause.to_string());
 }
