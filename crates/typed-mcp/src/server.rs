@@ -34,9 +34,10 @@ pub enum BuildError {
     /// One or more declarations are invalid; each error names its declaration.
     #[error(transparent)]
     Catalog(CatalogErrors),
-    /// A declaration's derived schema does not compile, e.g. an invalid
-    /// `#[schemars(regex = ...)]`.
-    #[error("{declaration}: its schema does not compile: {reason}")]
+    /// A declaration's derived schema cannot be served: it does not compile
+    /// (e.g. an invalid `#[schemars(regex = ...)]`), or it declares a named
+    /// validator's rule that would not run (the `garde` feature is off).
+    #[error("{declaration}: its schema cannot be served: {reason}")]
     InvalidSchema {
         /// The declaration, as "tool `name`" (or resource, template, prompt).
         declaration: String,
@@ -437,6 +438,16 @@ impl ServerBuilder {
     /// Validates every declaration and setting, and builds the server. Nothing
     /// is read from any transport before this succeeds.
     pub fn build(mut self) -> Result<Server, BuildError> {
+        if let Some((name, reason)) = self
+            .tools
+            .iter()
+            .find_map(|t| Some((&t.entry.tool.name, t.schema_fault.as_ref()?)))
+        {
+            return Err(BuildError::InvalidSchema {
+                declaration: format!("tool `{name}`"),
+                reason: reason.clone(),
+            });
+        }
         if self.limits.max_message_bytes == 0 {
             return Err(BuildError::ZeroMaxMessageBytes);
         }

@@ -204,6 +204,8 @@ pub struct ToolDecl {
     /// Whether the handler can answer `input_required`: only then is the
     /// request binding of a sealed state computed before the call.
     pub(crate) asks_input: bool,
+    /// Why `Server::build` refuses this declaration's schema, if it does.
+    pub(crate) schema_fault: Option<String>,
 }
 
 impl ToolDecl {
@@ -216,6 +218,7 @@ impl ToolDecl {
             ),
             required_client_capabilities: Vec::new(),
             allow_undocumented_inputs: false,
+            schema_fault: None,
             timeout: None,
             capabilities: Vec::new(),
         }
@@ -254,6 +257,9 @@ pub struct ToolBuilder {
     allow_undocumented_inputs: bool,
     timeout: Option<Duration>,
     capabilities: Vec<Capability>,
+    /// Set by the typed layer when the derived schema cannot be served:
+    /// `Server::build` refuses the declaration with it.
+    pub(crate) schema_fault: Option<String>,
 }
 
 impl ToolBuilder {
@@ -330,6 +336,7 @@ impl ToolBuilder {
             timeout: self.timeout,
             capabilities: self.capabilities,
             asks_input,
+            schema_fault: self.schema_fault,
         }
     }
 }

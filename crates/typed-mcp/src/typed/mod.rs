@@ -56,7 +56,9 @@ pub struct ToolAttrs {
 /// replies. Built once per declaration.
 struct TypedTool {
     name: &'static str,
-    validator: ArgumentValidator,
+    /// `Err` when the schema does not compile: `Server::build` then refuses
+    /// the declaration, so no call ever reaches it.
+    validator: Result<ArgumentValidator, String>,
     /// The named validators of the arguments, run after decoding.
     checks: Vec<ArgumentCheck>,
     output: OutputShape,
@@ -68,8 +70,7 @@ impl TypedTool {
         input_schema: &Value,
         checks: Vec<ArgumentCheck>,
     ) -> TypedTool {
-        let validator = ArgumentValidator::new(input_schema)
-            .unwrap_or_else(|e| panic!("tool {:?}: {e} (this is a typed-mcp bug)", attrs.name));
+        let validator = ArgumentValidator::new(input_schema);
         TypedTool {
             name: attrs.name,
             validator,
@@ -87,7 +88,13 @@ impl TypedTool {
         arguments: Map<String, Value>,
         ctx: &ToolContext,
     ) -> Result<A, CallToolResult> {
-        self.validator
+        let Ok(validator) = &self.validator else {
+            return Err(CallToolResult::error(format!(
+                "tool {:?} has a schema that does not compile",
+                self.name
+            )));
+        };
+        validator
             .decode(Value::Object(arguments), &self.checks)
             .map_err(|problems| {
                 ctx.note(CallNote::InvalidArguments);
@@ -108,11 +115,28 @@ impl TypedTool {
     }
 }
 
+/// Why `Server::build` must refuse a typed tool's schema, if it must: it does
+/// not compile (an invalid `#[schemars(regex = ...)]`), or it declares a
+/// named validator's rule that would not run (the `garde` feature is off).
+fn schema_fault<A: JsonSchema>(typed: &TypedTool, garde: bool) -> Option<String> {
+    if let Err(reason) = &typed.validator {
+        return Some(reason.clone());
+    }
+    if !garde && schema::declares_validator_rules::<A>() {
+        return Some(format!(
+            "it declares a named validator rule (`{}`), which runs only with typed-mcp's `garde` feature: enable it",
+            schema::VALIDATOR_KEYWORD
+        ));
+    }
+    None
+}
+
 fn builder<A: JsonSchema, O: Output>(
     attrs: &ToolAttrs,
 ) -> (crate::declare::ToolBuilder, Arc<TypedTool>) {
     let input_schema = schema::input_schema_for::<A>();
     let typed = Arc::new(TypedTool::new::<O>(attrs, &input_schema, (attrs.checks)()));
+    let fault = schema_fault::<A>(&typed, cfg!(feature = "garde"));
     let mut annotations = ToolAnnotations::default();
     annotations.read_only_hint = attrs.read_only.then_some(true);
     annotations.destructive_hint = attrs.destructive;
@@ -132,6 +156,7 @@ fn builder<A: JsonSchema, O: Output>(
     if let Some(ms) = attrs.timeout_ms {
         builder = builder.timeout(Duration::from_millis(ms));
     }
+    builder.schema_fault = fault;
     (builder, typed)
 }
 
@@ -270,5 +295,53 @@ impl<T: Clone> BindClone for Binder<'_, T> {
     type Target = T;
     fn bind(&self) -> Arc<T> {
         Arc::new(self.0.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use schemars::JsonSchema;
+
+    use super::*;
+
+    /// Unchecked input.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Plain {
+        /// A name.
+        name: String,
+    }
+
+    /// Input with a named validator's rule.
+    #[derive(JsonSchema)]
+    #[allow(dead_code)]
+    struct Ruled {
+        /// A ticket.
+        #[schemars(extend("x-validator" = "must name an open ticket"))]
+        ticket: String,
+    }
+
+    fn typed<A: JsonSchema>() -> TypedTool {
+        let attrs = ToolAttrs {
+            name: "t",
+            title: None,
+            description: "A tool.",
+            read_only: false,
+            destructive: None,
+            idempotent: None,
+            open_world: None,
+            timeout_ms: None,
+            caps: &[],
+            checks: Vec::new,
+        };
+        TypedTool::new::<output::Unit>(&attrs, &schema::input_schema_for::<A>(), Vec::new())
+    }
+
+    #[test]
+    fn a_validator_rule_without_the_garde_feature_is_a_fault() {
+        let fault = schema_fault::<Ruled>(&typed::<Ruled>(), false).expect("refused");
+        assert!(fault.contains("`garde` feature"), "{fault}");
+        assert_eq!(schema_fault::<Ruled>(&typed::<Ruled>(), true), None);
+        assert_eq!(schema_fault::<Plain>(&typed::<Plain>(), false), None);
     }
 }

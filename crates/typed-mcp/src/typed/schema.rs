@@ -436,6 +436,26 @@ fn collect_parts(
 /// description.
 pub(crate) const VALIDATOR_KEYWORD: &str = "x-validator";
 
+/// Whether `T`'s schema declares a named validator's rule anywhere (before
+/// [`describe_validators`] folds the rules into descriptions).
+pub(crate) fn declares_validator_rules<T: JsonSchema>() -> bool {
+    fn walk(value: &Value) -> bool {
+        match value {
+            Value::Object(object) => {
+                object.contains_key(VALIDATOR_KEYWORD) || object.values().any(walk)
+            }
+            Value::Array(items) => items.iter().any(walk),
+            _ => false,
+        }
+    }
+    walk(
+        &SchemaSettings::draft2020_12()
+            .into_generator()
+            .into_root_schema_for::<T>()
+            .to_value(),
+    )
+}
+
 /// Moves every [`VALIDATOR_KEYWORD`] message into its schema's description,
 /// one `Rule: ...` line each.
 fn describe_validators(schema: &mut Value) {

@@ -192,3 +192,48 @@ async fn blocking_outside_a_handler_is_plain_blocking_work() {
     let panicked = tokio::spawn(blocking(|| -> u8 { panic!("boom") })).await;
     assert!(panicked.unwrap_err().is_panic());
 }
+
+/// A user's pattern that is not a regular expression.
+#[derive(serde::Deserialize, JsonSchema)]
+struct BadPattern {
+    /// A code.
+    #[schemars(regex(pattern = r"^(unclosed"))]
+    code: String,
+}
+
+/// Take a code.
+///
+/// # Arguments
+/// * `args` - The code.
+#[tool]
+fn take_code(args: BadPattern) -> String {
+    args.code
+}
+
+#[test]
+fn an_invalid_schema_pattern_is_a_build_error_naming_the_tool() {
+    let error = Server::new("api", "0.0.1")
+        .tools(tools![take_code])
+        .build()
+        .expect_err("the pattern does not compile");
+    match &error {
+        typed_mcp::BuildError::InvalidSchema {
+            declaration,
+            reason,
+        } => {
+            assert_eq!(declaration, "tool `take_code`");
+            assert!(!reason.is_empty());
+        }
+        other => panic!("expected InvalidSchema, got {other:?}"),
+    }
+    assert!(
+        error
+            .to_string()
+            .starts_with("tool `take_code`: its schema cannot be served")
+    );
+    // The same process builds a good server afterwards.
+    Server::new("api", "0.0.1")
+        .tools(tools![own_content])
+        .build()
+        .unwrap();
+}
