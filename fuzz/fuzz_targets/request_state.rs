@@ -15,7 +15,7 @@
 
 #![no_main]
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::{Map, Value};

@@ -26,7 +26,7 @@ use typed_mcp_core::catalog::{
     Catalog, CatalogOptions, ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry,
 };
 use typed_mcp_core::guard::depth_exceeds;
-use typed_mcp_core::router::{Decision, Facts, Router};
+use typed_mcp_core::router::{Decision, RouteContext, Router};
 use typed_mcp_core::wire::{CacheHint, Implementation};
 use typed_mcp_core::Limits;
 
@@ -188,14 +188,14 @@ fuzz_target!(|data: &[u8]| {
             None => (None, data),
         };
     let router = router();
-    let facts = Facts {
+    let facts = RouteContext {
         headers: headers.as_ref().map(|h| h as &dyn typed_mcp_core::router::Headers),
         lists: None,
     };
     let decision = router.route(message, &facts);
     let reading = read(message, router.limits());
     match decision {
-        Decision::Answer(answer) => {
+        Decision::Respond(answer) => {
             let body: Value = serde_json::from_slice(&answer.body).expect("an answer is JSON");
             let body = body.as_object().expect("an answer is a JSON object");
             assert_eq!(body.get("jsonrpc"), Some(&json!("2.0")), "{body:?}");

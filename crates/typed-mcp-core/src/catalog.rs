@@ -799,7 +799,7 @@ impl Catalog {
 }
 
 /// Lists restricted to part of a catalog (see [`Catalog::view`]); the router
-/// answers list requests from it when [`Facts::lists`](crate::Facts::lists)
+/// answers list requests from it when [`RouteContext::lists`](crate::RouteContext::lists)
 /// carries one.
 #[derive(Debug)]
 pub struct ListView {

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use typed_mcp_core::catalog::{Catalog, CatalogOptions, ToolEntry};
-//! use typed_mcp_core::router::{Decision, Facts, Router};
+//! use typed_mcp_core::router::{Decision, RouteContext, Router};
 //! use typed_mcp_core::wire::{Implementation, Tool};
 //! use typed_mcp_core::Limits;
 //!
@@ -38,7 +38,7 @@
 //!     "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 //!              "io.modelcontextprotocol/clientCapabilities":{}},
 //!     "name":"echo","arguments":{"text":"hi"}}}"#;
-//! assert!(matches!(router.route(request, &Facts::NONE), Decision::Invoke(_)));
+//! assert!(matches!(router.route(request, &RouteContext::NONE), Decision::Invoke(_)));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -61,8 +61,8 @@ pub use error::{RpcError, code};
 pub use guard::Limits;
 pub use id::{ProgressToken, RequestId};
 pub use router::{
-    Answer, AnsweredRequest, Call, Decision, Declaration, Dropped, Facts, RequestMeta, Router,
-    Target,
+    AnsweredRequest, Call, Decision, Declaration, Dropped, RequestMeta, Response, RouteContext,
+    Router, Target,
 };
 
 /// The protocol revision this crate implements.

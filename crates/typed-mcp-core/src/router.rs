@@ -98,7 +98,7 @@ impl Headers for Vec<(String, String)> {
 
 /// What the transport knows about a message besides its bytes.
 #[derive(Clone, Copy, Default)]
-pub struct Facts<'a> {
+pub struct RouteContext<'a> {
     /// The HTTP request headers; `None` on transports without headers (stdio).
     pub headers: Option<&'a dyn Headers>,
     /// The lists to answer with instead of the whole catalog's (what this
@@ -106,17 +106,17 @@ pub struct Facts<'a> {
     pub lists: Option<&'a ListView>,
 }
 
-impl Facts<'static> {
-    /// The facts of a transport without headers, such as stdio.
-    pub const NONE: Facts<'static> = Facts {
+impl RouteContext<'static> {
+    /// The context of a transport without headers, such as stdio.
+    pub const NONE: RouteContext<'static> = RouteContext {
         headers: None,
         lists: None,
     };
 }
 
-impl std::fmt::Debug for Facts<'_> {
+impl std::fmt::Debug for RouteContext<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Facts")
+        f.debug_struct("RouteContext")
             .field("headers", &self.headers.is_some())
             .finish()
     }
@@ -126,7 +126,7 @@ impl std::fmt::Debug for Facts<'_> {
 #[derive(Debug)]
 pub enum Decision {
     /// Send this message now.
-    Answer(Answer),
+    Respond(Response),
     /// A notification: send nothing.
     Drop(Dropped),
     /// Run a handler.
@@ -135,7 +135,7 @@ pub enum Decision {
 
 /// A complete JSON-RPC message to send, and the HTTP status to send it with.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
+pub struct Response {
     /// One compact JSON object, without a trailing newline.
     pub body: Vec<u8>,
     /// The HTTP status for Streamable HTTP.
@@ -149,7 +149,7 @@ pub struct Answer {
 }
 
 /// What the router learned of a request it answered itself (see
-/// [`Answer::request`]).
+/// [`Response::request`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AnsweredRequest {
@@ -185,9 +185,9 @@ pub enum Declaration {
     },
 }
 
-impl Answer {
+impl Response {
     fn error(id: Option<&RequestId>, error: RpcError, http_status: u16) -> Self {
-        Answer {
+        Response {
             body: encode::error(id, &error),
             http_status,
             request: None,
@@ -385,15 +385,15 @@ impl Router {
     }
 
     /// Decides what to do with one inbound message. Never panics, never does I/O.
-    pub fn route(&self, message: &[u8], facts: &Facts<'_>) -> Decision {
+    pub fn route(&self, message: &[u8], context: &RouteContext<'_>) -> Decision {
         if message.len() > self.limits.max_message_bytes {
-            return Decision::Answer(Answer::protocol_error(
+            return Decision::Respond(Response::protocol_error(
                 None,
                 oversized(message.len(), self.limits.max_message_bytes),
             ));
         }
         if let Some(depth) = depth_exceeds(message, self.limits.max_depth) {
-            return Decision::Answer(Answer::protocol_error(
+            return Decision::Respond(Response::protocol_error(
                 None,
                 RpcError::parse_error(format!(
                     "JSON nesting depth exceeds the limit of {} (reached {depth})",
@@ -408,7 +408,7 @@ impl Router {
         let text = match std::str::from_utf8(message) {
             Ok(text) => text,
             Err(e) => {
-                return Decision::Answer(Answer::protocol_error(
+                return Decision::Respond(Response::protocol_error(
                     None,
                     RpcError::parse_error(format!("invalid JSON: invalid UTF-8 ({e})")),
                 ));
@@ -423,7 +423,7 @@ impl Router {
                 ),
                 Err(e) => RpcError::parse_error(format!("invalid JSON: {e}")),
             };
-            return Decision::Answer(Answer::protocol_error(None, error));
+            return Decision::Respond(Response::protocol_error(None, error));
         }
         let mut de = serde_json::Deserializer::from_str(text);
         // The depth scan above bounds recursion, so serde_json's own fixed limit
@@ -432,7 +432,7 @@ impl Router {
         let incoming = match Incoming::deserialize(&mut de).and_then(|m| de.end().map(|()| m)) {
             Ok(m) => m,
             Err(e) if e.is_data() => {
-                return Decision::Answer(Answer::protocol_error(
+                return Decision::Respond(Response::protocol_error(
                     None,
                     RpcError::invalid_request(
                         "expected one JSON-RPC request or notification object",
@@ -440,23 +440,28 @@ impl Router {
                 ));
             }
             Err(e) => {
-                return Decision::Answer(Answer::protocol_error(
+                return Decision::Respond(Response::protocol_error(
                     None,
                     RpcError::parse_error(format!("invalid JSON: {e}")),
                 ));
             }
         };
-        self.route_incoming(incoming, message, facts)
+        self.route_incoming(incoming, message, context)
     }
 
-    fn route_incoming(&self, m: Incoming<'_>, message: &[u8], facts: &Facts<'_>) -> Decision {
+    fn route_incoming(
+        &self,
+        m: Incoming<'_>,
+        message: &[u8],
+        context: &RouteContext<'_>,
+    ) -> Decision {
         // Rung 5: JSON-RPC shape.
         let id = match m.id.0 {
             None => None,
             Some(raw) => match RequestId::from_raw(raw) {
                 Some(id) => Some(id),
                 None => {
-                    return Decision::Answer(Answer::protocol_error(
+                    return Decision::Respond(Response::protocol_error(
                         None,
                         RpcError::invalid_request(format!(
                             "id must be a string or an integer, found {}",
@@ -467,7 +472,7 @@ impl Router {
             },
         };
         let shape = |message: &str| {
-            Decision::Answer(Answer::protocol_error(
+            Decision::Respond(Response::protocol_error(
                 id.as_ref(),
                 RpcError::invalid_request(message),
             ))
@@ -507,17 +512,17 @@ impl Router {
             declaration: None,
             error_code: None,
         };
-        let routed = self.route_request(&mut seen, &mut params, message, facts);
+        let routed = self.route_request(&mut seen, &mut params, message, context);
         let mut answer = match routed {
-            Ok(Decision::Answer(answer)) => answer,
+            Ok(Decision::Respond(answer)) => answer,
             Ok(decision) => return decision,
             Err((error, status)) => {
                 seen.error_code = Some(error.code);
-                Answer::error(Some(&seen.id), error, status)
+                Response::error(Some(&seen.id), error, status)
             }
         };
         answer.request = Some(Box::new(seen));
-        Decision::Answer(answer)
+        Decision::Respond(answer)
     }
 
     fn route_request(
@@ -525,7 +530,7 @@ impl Router {
         seen: &mut AnsweredRequest,
         params: &mut Option<Map<String, Value>>,
         message: &[u8],
-        facts: &Facts<'_>,
+        context: &RouteContext<'_>,
     ) -> Result<Decision, Refusal> {
         let (id, method) = (&seen.id, seen.method.as_str());
         // Rung 7: the legacy handshake.
@@ -549,8 +554,8 @@ impl Router {
         }
 
         // Rung 8: standard headers present and equal to the body.
-        let headers = facts.headers;
-        let lists = facts.lists;
+        let headers = context.headers;
+        let lists = context.lists;
         if let Some(h) = headers {
             if h.get("mcp-protocol-version").is_none() {
                 return Err(header_error("the MCP-Protocol-Version header is required"));
@@ -941,12 +946,12 @@ fn oversized(len: usize, max: usize) -> RpcError {
 
 /// The `-32600` answer for a message that exceeded `max_message_bytes`, for
 /// transports that detect it while reading.
-pub fn oversized_answer(len: usize, max: usize) -> Answer {
-    Answer::protocol_error(None, oversized(len, max))
+pub fn oversized_answer(len: usize, max: usize) -> Response {
+    Response::protocol_error(None, oversized(len, max))
 }
 
 fn answer_raw(id: &RequestId, result: &str) -> Decision {
-    Decision::Answer(Answer {
+    Decision::Respond(Response {
         body: encode::result_raw(id, result),
         http_status: 200,
         request: None,

@@ -71,7 +71,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::router::Headers;
-use typed_mcp_core::{Decision, Dropped, Facts, RequestId, RpcError, code, encode};
+use typed_mcp_core::{Decision, Dropped, RequestId, RouteContext, RpcError, code, encode};
 
 use crate::context::Principal;
 use crate::server::Server;
@@ -558,14 +558,14 @@ impl Connection {
     ) -> Accepted {
         let decision = {
             let lists = self.server.list_view(inbound.principal);
-            let facts = Facts {
+            let context = RouteContext {
                 headers: inbound.headers.map(|h| h as &dyn Headers),
                 lists: lists.as_deref(),
             };
-            self.server.router().route(message, &facts)
+            self.server.router().route(message, &context)
         };
         match decision {
-            Decision::Answer(answer) => {
+            Decision::Respond(answer) => {
                 let http_status = answer.http_status;
                 self.server
                     .answered(answer, inbound.principal, outbox)

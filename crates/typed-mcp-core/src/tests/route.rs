@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use crate::catalog::{
     Catalog, CatalogOptions, ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry,
 };
-use crate::router::{Decision, Facts, Router, Target};
+use crate::router::{Decision, RouteContext, Router, Target};
 use crate::wire::{CacheHint, Implementation, Prompt, Resource, ResourceTemplate, Tool};
 use crate::{Limits, PROTOCOL_VERSION as VERSION, SUPPORTED_VERSIONS};
 
@@ -1534,8 +1534,8 @@ fn cursors_and_completions(t: &mut Table) {
     // invalid_cursors_are_invalid_params (from the runtime's catalog tests)
     let next_cursor = |fixture: Fixture| -> String {
         let message = enveloped(json!(0), "tools/list", json!({}));
-        let Decision::Answer(answer) =
-            router(fixture).route(&serde_json::to_vec(&message).unwrap(), &Facts::NONE)
+        let Decision::Respond(answer) =
+            router(fixture).route(&serde_json::to_vec(&message).unwrap(), &RouteContext::NONE)
         else {
             panic!("tools/list is answered by the router");
         };
@@ -1634,7 +1634,7 @@ fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
             }
             Ok(())
         }
-        (Decision::Answer(answer), Expect::BodyStarts(prefix)) => {
+        (Decision::Respond(answer), Expect::BodyStarts(prefix)) => {
             let text = String::from_utf8_lossy(&answer.body);
             if text.starts_with(prefix.as_str()) {
                 Ok(())
@@ -1642,7 +1642,7 @@ fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
                 Err(format!("answered {text}"))
             }
         }
-        (Decision::Answer(answer), Expect::Result { id, fields }) => {
+        (Decision::Respond(answer), Expect::Result { id, fields }) => {
             let body: Value = serde_json::from_slice(&answer.body).map_err(|e| e.to_string())?;
             let result = body
                 .get("result")
@@ -1659,7 +1659,7 @@ fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
             Ok(())
         }
         (
-            Decision::Answer(answer),
+            Decision::Respond(answer),
             Expect::Error {
                 code,
                 id,
@@ -1714,7 +1714,7 @@ fn every_rung_decides_as_the_table_says() {
     let cases = table();
     let mut failures = Vec::new();
     for case in &cases {
-        let facts = Facts {
+        let facts = RouteContext {
             headers: case
                 .headers
                 .as_ref()
@@ -1744,8 +1744,8 @@ fn every_rung_decides_as_the_table_says() {
 fn the_supported_versions_in_the_error_are_those_discover_announces() {
     let router = router(Fixture::Full);
     let answer = |message: Value| -> Value {
-        let Decision::Answer(answer) =
-            router.route(&serde_json::to_vec(&message).unwrap(), &Facts::NONE)
+        let Decision::Respond(answer) =
+            router.route(&serde_json::to_vec(&message).unwrap(), &RouteContext::NONE)
         else {
             panic!("{message} is answered by the router");
         };

@@ -51,7 +51,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 use tracing::Instrument as _;
-use typed_mcp_core::{Answer, Call, RequestId, RpcError, Target, code};
+use typed_mcp_core::{Call, RequestId, Response, RpcError, Target, code};
 
 pub(crate) use record::CallRecord;
 
@@ -162,7 +162,7 @@ impl Server {
     /// it named a declaration), then queues the answer.
     pub(crate) async fn answered(
         &self,
-        answer: Answer,
+        answer: Response,
         principal: Option<&Principal>,
         outbox: &Outbox,
     ) {

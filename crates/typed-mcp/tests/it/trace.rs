@@ -2,7 +2,7 @@
 //! router's validated envelope and the public `typed_mcp::trace` API.
 
 use serde_json::{Value, json};
-use typed_mcp::protocol::{Decision, Facts, RequestMeta};
+use typed_mcp::protocol::{Decision, RequestMeta, RouteContext};
 use typed_mcp::trace::{SpanId, TraceContext, TraceId};
 use typed_mcp::wire::CallToolResult;
 use typed_mcp::{Server, declare::ToolDecl};
@@ -38,7 +38,7 @@ fn meta_with(server: &Server, extra: Value) -> RequestMeta {
         json!({"name": "noop", "arguments": {}, "_meta": meta}),
     );
     let bytes = serde_json::to_vec(&message).expect("serializes");
-    match server.router().route(&bytes, &Facts::NONE) {
+    match server.router().route(&bytes, &RouteContext::NONE) {
         Decision::Invoke(call) => call.meta,
         other => panic!("expected an invocation, got {other:?}"),
     }

@@ -2,7 +2,7 @@
 //! in-process client prove that the server routes every message with its own
 //! catalog and limits, hands HTTP headers to the router, answers with the
 //! router's code, id and HTTP status, and runs handlers with what the router
-//! validated. Requests with `Facts` headers stand for Streamable HTTP;
+//! validated. Requests with `RouteContext` headers stand for Streamable HTTP;
 //! without them, for stdio.
 //!
 //! The rungs themselves, one by one, are a table of `route(bytes, facts)`
@@ -11,7 +11,7 @@
 //! remembered by a connection, a connection that lives on, the schema oracle.
 
 use serde_json::{Value, json};
-use typed_mcp::protocol::{Decision, Facts};
+use typed_mcp::protocol::{Decision, RouteContext};
 use typed_mcp::transport::Accepted;
 use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents};
 use typed_mcp::{
@@ -343,7 +343,8 @@ async fn an_id_wider_than_64_bits_is_echoed_digit_for_digit() {
             let body = format!(
                 r#"{{"jsonrpc":"2.0","id":{digits},"method":"{method}","params":{{"_meta":{meta}}}}}"#
             );
-            let Decision::Answer(answer) = server.router().route(body.as_bytes(), &Facts::NONE)
+            let Decision::Respond(answer) =
+                server.router().route(body.as_bytes(), &RouteContext::NONE)
             else {
                 panic!("{method} is answered by the router");
             };
@@ -367,7 +368,7 @@ async fn a_server_with_resources_routes_subscriptions_listen() {
     let headers = std_headers("subscriptions/listen");
     let decision = server().router().route(
         &serde_json::to_vec(&listen).unwrap(),
-        &Facts {
+        &RouteContext {
             headers: Some(&headers),
             lists: None,
         },
