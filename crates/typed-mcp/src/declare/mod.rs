@@ -81,6 +81,22 @@ macro_rules! descriptor_methods {
     };
 }
 
+/// The `completer` method of the builders whose declarations complete (a
+/// template's variables, a prompt's arguments).
+macro_rules! completer_method {
+    ($what:literal, $reference:literal) => {
+        #[doc = concat!("Suggests values for ", $what, " (`completion/complete` with `", $reference, "`).")]
+        pub fn completer<F, Fut>(mut self, f: F) -> Self
+        where
+            F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
+            Fut: Future<Output = Result<Vec<String>, RpcError>> + Send + 'static,
+        {
+            self.completer = Some(completer(f));
+            self
+        }
+    };
+}
+
 /// The `requires` and `capabilities` methods of every declaration builder.
 macro_rules! capability_methods {
     ($what:literal) => {
@@ -526,15 +542,7 @@ impl ResourceTemplateBuilder {
 
     capability_methods!("a request");
 
-    /// Suggests values for a variable (`completion/complete` with `ref/resource`).
-    pub fn completer<F, Fut>(mut self, f: F) -> Self
-    where
-        F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<String>, RpcError>> + Send + 'static,
-    {
-        self.completer = Some(completer(f));
-        self
-    }
+    completer_method!("a variable", "ref/resource");
 
     /// Finishes the declaration with its handler, as
     /// [`ResourceBuilder::handler`]; the request carries the template's
@@ -645,15 +653,7 @@ impl PromptBuilder {
 
     capability_methods!("a request");
 
-    /// Suggests values for an argument (`completion/complete` with `ref/prompt`).
-    pub fn completer<F, Fut>(mut self, f: F) -> Self
-    where
-        F: Fn(CompletionRequest, ToolContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<String>, RpcError>> + Send + 'static,
-    {
-        self.completer = Some(completer(f));
-        self
-    }
+    completer_method!("an argument", "ref/prompt");
 
     /// Finishes the declaration with its handler: an async function of the
     /// arguments (strings by name) and the call's context, whose future
