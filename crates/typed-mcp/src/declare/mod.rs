@@ -163,6 +163,7 @@ impl From<RpcError> for ToolError {
 
 /// A request to read a resource.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ResourceRequest {
     /// The URI as the client sent it.
     pub uri: String,
@@ -182,6 +183,7 @@ impl ResourceRequest {
 
 /// A request to complete an argument of a prompt or a template variable.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct CompletionRequest {
     /// The argument (or variable) name.
     pub argument: String,
