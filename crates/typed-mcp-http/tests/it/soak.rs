@@ -369,7 +369,13 @@ async fn malformed(conn: &mut Conn, id: u64) -> Result<After, String> {
             -32602,
             true,
         ),
-        (&unknown, &[VERSION, ("mcp-method", "nope/nope")], 404, -32601, true),
+        (
+            &unknown,
+            &[VERSION, ("mcp-method", "nope/nope")],
+            404,
+            -32601,
+            true,
+        ),
         // The routing header is missing.
         (&list, &[VERSION], 400, -32020, true),
     ];
@@ -392,7 +398,13 @@ async fn slow(conn: &mut Conn, id: u64, text: &str) -> Result<After, String> {
     let mut request = conn.head(body.len(), &[VERSION, CALL, ("mcp-name", "echo")]);
     request.extend_from_slice(&body);
     // Four pieces, the first ending inside the head, 50–200 ms apart.
-    let cuts = [0, request.len() / 8, request.len() / 2, request.len() * 3 / 4, request.len()];
+    let cuts = [
+        0,
+        request.len() / 8,
+        request.len() / 2,
+        request.len() * 3 / 4,
+        request.len(),
+    ];
     for (n, piece) in cuts.windows(2).enumerate() {
         conn.write(&request[piece[0]..piece[1]]).await?;
         if piece[1] < request.len() {
@@ -620,7 +632,10 @@ async fn census(addr: SocketAddr) -> (u64, u64) {
 }
 
 /// Waits up to `SETTLE` for `check` to hold, then returns its last value.
-async fn settle<T: PartialEq + std::fmt::Debug>(mut read: impl AsyncFnMut() -> T, goal: impl Fn(&T) -> bool) -> T {
+async fn settle<T: PartialEq + std::fmt::Debug>(
+    mut read: impl AsyncFnMut() -> T,
+    goal: impl Fn(&T) -> bool,
+) -> T {
     let deadline = Instant::now() + SETTLE;
     loop {
         let value = read().await;
@@ -762,7 +777,10 @@ async fn soak_4096_connections_of_mixed_traffic_leave_no_leak() {
         tally.first_failures.lock().unwrap()
     );
     for kind in MIX {
-        assert!(done.get(&kind).is_some_and(|n| *n > 0), "no {kind:?} exchange completed");
+        assert!(
+            done.get(&kind).is_some_and(|n| *n > 0),
+            "no {kind:?} exchange completed"
+        );
     }
     assert!(
         peak_rss < PEAK_RSS_KIB,
