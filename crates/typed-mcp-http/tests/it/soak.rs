@@ -353,6 +353,35 @@ async fn echo(conn: &mut Conn, id: u64, text: &str) -> Result<After, String> {
     Ok(after(&head))
 }
 
+/// A malformed request and the error it must get.
+#[derive(Clone, Copy)]
+struct Malformed<'a> {
+    body: &'a [u8],
+    headers: &'a [(&'a str, &'a str)],
+    status: u16,
+    code: i64,
+    /// Whether the error carries the request's id (it could be read).
+    echoes_id: bool,
+}
+
+impl<'a> Malformed<'a> {
+    fn new(
+        body: &'a [u8],
+        headers: &'a [(&'a str, &'a str)],
+        status: u16,
+        code: i64,
+        echoes_id: bool,
+    ) -> Self {
+        Malformed {
+            body,
+            headers,
+            status,
+            code,
+            echoes_id,
+        }
+    }
+}
+
 async fn malformed(conn: &mut Conn, id: u64) -> Result<After, String> {
     let list = rpc(id, "tools/list", json!({}), json!({}));
     let no_meta = serde_json::to_vec(
@@ -360,18 +389,17 @@ async fn malformed(conn: &mut Conn, id: u64) -> Result<After, String> {
     )
     .expect("JSON");
     let unknown = rpc(id, "nope/nope", json!({}), json!({}));
-    // (body, headers, status, code, whether the id is echoed)
-    let cases: [(&[u8], &[(&str, &str)], u16, i64, bool); 5] = [
-        (b"{not json", &[], 400, -32700, false),
-        (b"[]", &[], 400, -32600, false),
-        (
+    let cases = [
+        Malformed::new(b"{not json", &[], 400, -32700, false),
+        Malformed::new(b"[]", &[], 400, -32600, false),
+        Malformed::new(
             &no_meta,
             &[VERSION, ("mcp-method", "tools/list")],
             400,
             -32602,
             true,
         ),
-        (
+        Malformed::new(
             &unknown,
             &[VERSION, ("mcp-method", "nope/nope")],
             404,
@@ -379,9 +407,15 @@ async fn malformed(conn: &mut Conn, id: u64) -> Result<After, String> {
             true,
         ),
         // The routing header is missing.
-        (&list, &[VERSION], 400, -32020, true),
+        Malformed::new(&list, &[VERSION], 400, -32020, true),
     ];
-    let (body, headers, status, code, echoes_id) = cases[(id % 5) as usize];
+    let Malformed {
+        body,
+        headers,
+        status,
+        code,
+        echoes_id,
+    } = cases[(id % 5) as usize];
     conn.send(body, headers).await?;
     let (head, reply) = conn.json_reply().await?;
     let id_ok = !echoes_id || reply["id"] == id;
@@ -458,9 +492,7 @@ async fn sse(conn: &mut Conn, id: u64) -> Result<After, String> {
     const STEPS: u64 = 3;
     let head = start_drip(conn, id, STEPS, 10).await?;
     let body = conn.read_body(&head).await?;
-    let mut pending = body;
-    // The whole body was read; parse it from the buffer.
-    let events = parse_events(&mut pending)?;
+    let events = parse_events(&body)?;
     if events.len() != STEPS as usize + 1 {
         return Err(format!("drip {id}: {} events: {events:?}", events.len()));
     }
@@ -474,7 +506,7 @@ async fn sse(conn: &mut Conn, id: u64) -> Result<After, String> {
     Ok(after(&head))
 }
 
-fn parse_events(body: &mut Vec<u8>) -> Result<Vec<Value>, String> {
+fn parse_events(body: &[u8]) -> Result<Vec<Value>, String> {
     let text = std::str::from_utf8(body).map_err(|_| "SSE not UTF-8")?;
     if !text.ends_with("\n\n") {
         return Err(format!("events end with a blank line: {text:?}"));
