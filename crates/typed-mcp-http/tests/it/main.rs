@@ -13,6 +13,7 @@ mod principal;
 mod protection;
 mod quickstart;
 mod signals;
+mod soak;
 mod statuses;
 mod streaming;
 mod subscriptions;
