@@ -23,7 +23,8 @@
 //! # The model test
 //!
 //! `registry::model` (compiled only with `--cfg loom`) races accept, finish,
-//! cancel and reuse of an id through every interleaving `loom` finds, with
+//! cancel and reuse of an id through every interleaving `loom` finds within
+//! two preemptions (about a second in release), with
 //! the handler slot modelled on loom's atomics, and checks that every call
 //! ends exactly once (answered or cancelled, never both), that a cancelled
 //! call never answers, and that every slot comes back:

@@ -1,6 +1,6 @@
 //! The model test of the in-flight registry and the handler slot, run through
-//! every interleaving `loom` finds (the command is in the parent module's
-//! docs).
+//! every interleaving `loom` finds within two preemptions (the command is in
+//! the parent module's docs).
 //!
 //! The registry is the real [`Registry`], behind a loom mutex. What the
 //! runtime does around it is modelled as the pipeline and the transport do
