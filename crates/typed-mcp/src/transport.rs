@@ -63,7 +63,6 @@
 
 mod tasks;
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -74,6 +73,7 @@ use typed_mcp_core::router::Headers;
 use typed_mcp_core::{Decision, Dropped, RequestId, RouteContext, RpcError, code, encode};
 
 use crate::context::Principal;
+use crate::pipeline::registry::Registry;
 use crate::server::Server;
 use tasks::Tasks;
 
@@ -478,21 +478,20 @@ impl Shutdown {
     }
 }
 
+/// What a cancellation needs of a call in flight (its entry in the
+/// connection's [`InFlight`] registry).
 pub(crate) struct Running {
-    /// Tells this call's entry from a later call that reuses the id after a
-    /// cancellation, so a finishing cancelled task never removes the newer entry.
-    pub(crate) generation: u64,
     pub(crate) cancel: CancellationToken,
+    /// Set once the call's task is spawned (under the registry's lock, so no
+    /// cancellation sees the entry without it).
     pub(crate) abort: Option<AbortHandle>,
     /// A `subscriptions/listen` stream, ended gracefully when input ends.
     pub(crate) listen: bool,
 }
 
-#[derive(Default)]
-pub(crate) struct InFlight {
-    pub(crate) next_generation: u64,
-    pub(crate) running: HashMap<RequestId, Running>,
-}
+/// The calls in flight on a connection, by request id (see
+/// `pipeline/registry.rs` for the rules).
+pub(crate) type InFlight = Registry<RequestId, Running>;
 
 /// One stream of inbound messages (a stdio pipe, one HTTP request, a test
 /// client): routes each message, runs calls as tasks, and cancels them on
@@ -601,8 +600,7 @@ impl Connection {
             .in_flight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .running
-            .remove(id);
+            .cancel(id);
         match running {
             Some(r) => {
                 r.cancel.cancel();
@@ -634,8 +632,7 @@ impl Connection {
             .in_flight
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .running
-            .values()
+            .entries()
             .filter(|r| r.listen)
         {
             running.cancel.cancel();
@@ -648,8 +645,7 @@ impl Connection {
                 .in_flight
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
-                .running
-                .keys()
+                .ids()
                 .cloned()
                 .collect();
             tracing::warn!(

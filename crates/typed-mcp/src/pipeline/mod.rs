@@ -39,6 +39,7 @@
 
 mod invoke;
 mod record;
+pub(crate) mod registry;
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -340,18 +341,21 @@ impl Connection {
         } = admitted;
         let id = call.id.clone();
         let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
-        if in_flight.running.contains_key(&id) {
+        let entry = Running {
+            cancel: cancel.clone(),
+            abort: None,
+            listen,
+        };
+        let Ok(generation) = in_flight.register(id.clone(), entry) else {
             return Err(Box::new(record));
-        }
-        in_flight.next_generation += 1;
-        let generation = in_flight.next_generation;
+        };
         let task_server = self.server.clone();
         let registry = self.in_flight.clone();
         let outbox = outbox.clone();
-        let token = cancel.clone();
+        let token = cancel;
         let span = record.span().clone();
         // The lock is held while spawning so the task cannot finish and look
-        // for its entry before the entry exists.
+        // for its entry before the entry holds its abort handle.
         let handle = self.tasks.spawn(
             async move {
                 let server = task_server;
@@ -388,17 +392,10 @@ impl Connection {
                     reply.body = redacted;
                 }
                 ctx.finish();
-                let ours = {
-                    let mut in_flight = registry.lock().unwrap_or_else(|e| e.into_inner());
-                    let ours = in_flight
-                        .running
-                        .get(&id)
-                        .is_some_and(|r| r.generation == generation);
-                    if ours {
-                        in_flight.running.remove(&id);
-                    }
-                    ours
-                };
+                let ours = registry
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .finish(&id, generation);
                 // A cancelled call has lost its entry: nothing is sent for it.
                 if ours {
                     outbox.send_holding(Message::Reply(reply), bytes).await;
@@ -406,15 +403,9 @@ impl Connection {
             }
             .instrument(span),
         );
-        in_flight.running.insert(
-            id.clone(),
-            Running {
-                generation,
-                cancel,
-                abort: Some(handle.abort_handle()),
-                listen,
-            },
-        );
+        if let Some(entry) = in_flight.entry_mut(&id, generation) {
+            entry.abort = Some(handle.abort_handle());
+        }
         Ok(Accepted::Started { id, notifies })
     }
 
