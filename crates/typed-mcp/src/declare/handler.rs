@@ -118,28 +118,34 @@ pub(crate) async fn holding_slot<F: Future>(
 /// # Panics
 ///
 /// When polled outside a tokio runtime.
-pub fn blocking<R, F>(f: F) -> Blocking<R>
+pub fn blocking<R, F>(f: F) -> Blocking<F, R>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
     Blocking {
-        state: State::Ready(Some(Box::new(f))),
+        state: State::Ready(Some(f)),
     }
 }
 
-/// The future [`blocking`] returns: the value of its function.
+/// The future [`blocking`] returns: the value of its function `F`.
 #[must_use = "blocking work does nothing until it is awaited or returned"]
-pub struct Blocking<R> {
-    state: State<R>,
+pub struct Blocking<F, R> {
+    state: State<F, R>,
 }
 
-enum State<R> {
-    Ready(Option<Box<dyn FnOnce() -> R + Send>>),
+// The function is kept unboxed until it moves onto its thread: no
+// allocation of its own per call.
+enum State<F, R> {
+    Ready(Option<F>),
     Running(JoinHandle<R>),
 }
 
-impl<R> std::fmt::Debug for Blocking<R> {
+// Nothing is pinned structurally: the function is moved out, and the join
+// handle is `Unpin`.
+impl<F, R> Unpin for Blocking<F, R> {}
+
+impl<F, R> std::fmt::Debug for Blocking<F, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let state = match self.state {
             State::Ready(_) => "ready",
@@ -149,7 +155,11 @@ impl<R> std::fmt::Debug for Blocking<R> {
     }
 }
 
-impl<R: Send + 'static> Future for Blocking<R> {
+impl<F, R> Future for Blocking<F, R>
+where
+    F: FnOnce() -> R + Send + 'static,
+    R: Send + 'static,
+{
     type Output = R;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
