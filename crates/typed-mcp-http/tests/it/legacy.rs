@@ -613,7 +613,10 @@ async fn stateless_mode_tells_a_tool_needing_input_that_no_session_can_ask() {
     let text = body["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_default();
-    assert!(text.contains("session"), "{body}");
+    assert!(
+        text.contains("without a session") && text.contains("elicitation/create"),
+        "{body}"
+    );
 }
 
 #[tokio::test]
