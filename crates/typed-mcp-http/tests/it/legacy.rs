@@ -739,3 +739,57 @@ async fn a_2026_07_28_request_ignores_a_session_id() {
         assert_eq!(body["result"]["resultType"], "complete", "{body}");
     }
 }
+
+#[tokio::test]
+async fn session_requests_meet_the_same_exposure_and_size_rules() {
+    let probe = Probe::default();
+    let server = builder(&probe)
+        .max_message_bytes(4096)
+        .build()
+        .expect("the test server builds");
+    let client = serve_http(server, |http| http).await;
+    let session = open_session(&client, json!({})).await;
+
+    let rebinding = |req: Req| req.header("origin", "http://evil.example");
+    for req in [
+        dated(1, "ping", json!({}), Some(&session)),
+        get_stream(&session),
+        delete(&session),
+    ] {
+        let refused = client.send(&rebinding(req.clone())).await;
+        refused.assert_error(403, -32600);
+        let refused = client.send(&req.header("host", "evil.example")).await;
+        refused.assert_error(403, -32600);
+    }
+    let big = dated(
+        2,
+        "tools/call",
+        json!({"name": "add", "arguments": {"a": 1, "b": 2, "pad": "x".repeat(8192)}}),
+        Some(&session),
+    );
+    client.send(&big).await.assert_error(413, -32600);
+
+    // None of them reached the session, which still serves.
+    let ping = client.send(&dated(3, "ping", json!({}), Some(&session))).await;
+    assert_eq!(ping.status, 200, "{:?}", ping.body);
+}
+
+#[tokio::test]
+async fn a_shutting_down_server_refuses_new_session_requests_with_503() {
+    let probe = Probe::default();
+    let shutdown = Shutdown::new();
+    let trigger = shutdown.clone();
+    let client = serve_http(server(&probe), |http| http.shutdown(shutdown)).await;
+    let session = open_session(&client, json!({})).await;
+    trigger.trigger();
+    for req in [
+        initialize(json!({})),
+        dated(1, "ping", json!({}), Some(&session)),
+        get_stream(&session),
+        delete(&session),
+    ] {
+        let refused = client.send(&req).await;
+        refused.assert_error(503, -31002);
+        assert!(refused.header("retry-after").is_some());
+    }
+}
