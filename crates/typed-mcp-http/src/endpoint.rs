@@ -20,16 +20,20 @@
 //!
 //! - `GET` with `Mcp-Session-Id` and `Accept: text/event-stream` opens the
 //!   session's stream of server-initiated messages (the
-//!   `notifications/resources/updated` of its `resources/subscribe`), with a
-//!   keep-alive comment every [`sse_keep_alive`](crate::HttpServer::sse_keep_alive)
-//!   so proxies do not cut it while idle. One per session: a second gets
-//!   `409`.
+//!   `notifications/resources/updated` of its `resources/subscribe`). One per
+//!   session: a second gets `409`.
 //! - `DELETE` with `Mcp-Session-Id` ends the session (its calls are
 //!   cancelled, its stream closes): `204`.
 //! - A call whose handler needs the client's input (a legacy client asked
 //!   with `elicitation/create`, `sampling/createMessage` or `roots/list`)
 //!   answers with an SSE stream that carries that request, then the final
 //!   response; the client answers with a POST of a JSON-RPC response (`202`).
+//!
+//! Every SSE response of either era (a POST's stream, the GET stream) sends
+//! a `: keep-alive` comment when no message came for
+//! [`sse_keep_alive`](crate::HttpServer::sse_keep_alive), so proxies do not
+//! cut a quiet stream (a call waiting for the client's answer, an idle
+//! subscription).
 //!
 //! A POST whose `MCP-Protocol-Version` header is `2026-07-28` is never a
 //! session's: an `Mcp-Session-Id` on it is ignored, as that revision has no
@@ -57,8 +61,8 @@
 //! `MCP-Protocol-Version: 2025-…` header) each run on a fresh connection, and
 //! what needs a session (`resources/subscribe`, `logging/setLevel`, a
 //! handler's request for input) is answered with an error saying so.
-//! Refusing dated clients altogether is the server's own setting (the
-//! router's strict 2026-07-28 mode).
+//! Refusing dated clients altogether is the server's own setting,
+//! [`ServerBuilder::legacy_clients(false)`](typed_mcp::ServerBuilder::legacy_clients).
 //!
 //! # Order of the checks
 //!
@@ -286,7 +290,7 @@ impl Endpoint {
         // Progress and log messages can only reach the client on an SSE
         // stream: a call streams when it asked for them (or is a subscription).
         if (notifies && accepts.sse) || !accepts.json {
-            return sse(call);
+            return sse(call, self.keep_alive);
         }
         // JSON: wait for the one final message. Should this future be dropped
         // (the client went away), `call` cancels the handler.
@@ -297,7 +301,7 @@ impl Endpoint {
                     // A request to the client reaches it only on a stream.
                     if accepts.sse {
                         call.first = Some(next);
-                        return sse(call);
+                        return sse(call, self.keep_alive);
                     }
                     let refused = needs_stream(&call.id);
                     // Dropping `call` (still armed) cancels the handler.
@@ -369,10 +373,7 @@ impl Endpoint {
             _in_use: session.in_use(),
             session,
             inbox,
-            keep_alive: tokio::time::interval_at(
-                tokio::time::Instant::now() + self.keep_alive,
-                self.keep_alive,
-            ),
+            keep_alive: keep_alive_timer(self.keep_alive),
             shutdown: self.shutdown.clone(),
         };
         event_stream(Body::from_stream(stream.into_events()))
@@ -482,9 +483,10 @@ impl ServerStream {
             };
             let event = tokio::select! {
                 out = stream.inbox.recv() => sse_event(out?.message().body()),
-                _ = stream.keep_alive.tick() => Bytes::from_static(b": keep-alive\n\n"),
+                _ = stream.keep_alive.tick() => return Some((Ok(keep_alive_comment()), stream)),
                 () = shutting_down => return None,
             };
+            stream.keep_alive.reset();
             Some((Ok(event), stream))
         })
     }
@@ -621,13 +623,32 @@ fn shutting_down(id: &RequestId) -> Reply {
 }
 
 /// An SSE response carrying every message of the call, each as one `data:`
-/// line, ending after the final response.
-fn sse(call: RunningCall) -> Response {
-    let events = futures_util::stream::unfold(call, |mut call| async move {
-        let next = call.next().await?;
-        Some((Ok::<_, Infallible>(sse_event(next.message().body())), call))
+/// line, ending after the final response; a keep-alive comment goes out
+/// whenever no message came for `keep_alive` (a call waiting for a client's
+/// answer, a quiet subscription).
+fn sse(call: RunningCall, keep_alive: Duration) -> Response {
+    let state = (call, keep_alive_timer(keep_alive));
+    let events = futures_util::stream::unfold(state, |(mut call, mut timer)| async move {
+        let event = tokio::select! {
+            next = call.next() => sse_event(next?.message().body()),
+            _ = timer.tick() => return Some((Ok(keep_alive_comment()), (call, timer))),
+        };
+        timer.reset();
+        Some((Ok::<_, Infallible>(event), (call, timer)))
     });
     event_stream(Body::from_stream(events))
+}
+
+/// Ticks every `every`, first after one period, and never in bursts.
+fn keep_alive_timer(every: Duration) -> tokio::time::Interval {
+    let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    timer
+}
+
+/// An SSE comment: clients ignore it, proxies see the stream is alive.
+fn keep_alive_comment() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
 }
 
 /// `data: <message>\n\n`, one frame (so one chunk on the wire, which clients

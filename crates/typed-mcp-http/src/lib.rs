@@ -51,7 +51,7 @@
 //! | the server overloaded (`max_pending`, `max_pending_bytes`, a layer's `RpcError::overloaded`) or shutting down (see [`shutdown`](HttpServer::shutdown)) | `503` with `Retry-After`, `-31002` |
 //! | anything the router answers (errors, lists, `server/discover`) | the router's status (`400` for malformed input, header, envelope and version errors, `404` for `-32601`, `200` otherwise) |
 //! | a call without `progressToken` or `logLevel` in `_meta` | `200`, the response as `application/json` |
-//! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent |
+//! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent; a `: keep-alive` comment when none came for [`sse_keep_alive`](HttpServer::sse_keep_alive) |
 //!
 //! Every body is one line of JSON; refusals by the transport itself carry an
 //! id-less `-32600` error saying why (MCP's form of JSON-RPC's `"id": null`:
@@ -77,12 +77,14 @@
 //! | `POST` with `Mcp-Session-Id` | as above, on the session's connection |
 //! | a call whose handler asks the client for input | `text/event-stream`: the server's request, then the response; when `Accept` lacks `text/event-stream`, a `-32600` error for the call, whose handler is cancelled |
 //! | `POST` of the client's response to such a request | `202` |
-//! | `GET` with `Mcp-Session-Id`, `Accept: text/event-stream` | the session's event stream (`notifications/resources/updated`), a `: keep-alive` comment every [`sse_keep_alive`](HttpServer::sse_keep_alive); `409` when one is already open, `406` without the `Accept` |
+//! | `GET` with `Mcp-Session-Id`, `Accept: text/event-stream` | the session's event stream (`notifications/resources/updated`); `409` when one is already open, `406` without the `Accept` |
 //! | `DELETE` with `Mcp-Session-Id` | `204`; the session's calls are cancelled and its stream closes |
 //!
 //! Sessions live in a [`SessionStore`]: by default a [`MemorySessionStore`]
 //! bounded by [`max_sessions`](HttpServer::max_sessions) and
 //! [`session_idle_timeout`](HttpServer::session_idle_timeout).
+//! Every SSE response of either era sends a `: keep-alive` comment after
+//! [`sse_keep_alive`](HttpServer::sse_keep_alive) without a message.
 //! [`legacy_sessions(false)`](HttpServer::legacy_sessions) serves dated
 //! clients without sessions. At [`shutdown`](HttpServer::shutdown), event
 //! streams close at once and every session ends after the drain deadline.
@@ -326,7 +328,9 @@ impl HttpServer {
     /// a session (`resources/subscribe`, `logging/setLevel`, a handler's
     /// request for the client's input) is answered with an error saying so.
     /// Dated clients are refused altogether by the server's strict
-    /// 2026-07-28 setting, not here.
+    /// 2026-07-28 setting,
+    /// [`ServerBuilder::legacy_clients(false)`](typed_mcp::ServerBuilder::legacy_clients),
+    /// not here.
     pub fn legacy_sessions(mut self, enabled: bool) -> Self {
         self.legacy_sessions = enabled;
         self
@@ -358,8 +362,9 @@ impl HttpServer {
         self
     }
 
-    /// How often a session's `GET` stream sends a `: keep-alive` comment
-    /// while no message comes, so proxies do not cut it as idle: default
+    /// How long an SSE response (a POST's stream of either era, a session's
+    /// `GET` stream) goes without a message before it sends a `: keep-alive`
+    /// comment, so proxies do not cut it as idle: default
     /// [`DEFAULT_SSE_KEEP_ALIVE`] (15 seconds).
     pub fn sse_keep_alive(mut self, every: Duration) -> Self {
         self.sse_keep_alive = every;

@@ -622,7 +622,10 @@ async fn stateless_mode_tells_a_tool_needing_input_that_no_session_can_ask() {
 #[tokio::test]
 async fn a_tool_needing_input_asks_a_legacy_client_on_the_calls_stream() {
     let probe = Probe::default();
-    let client = serve_http(server(&probe), |http| http).await;
+    let client = serve_http(server(&probe), |http| {
+        http.sse_keep_alive(Duration::from_millis(50))
+    })
+    .await;
     let session = open_session(&client, json!({"elicitation": {}})).await;
     // No progress token: the call starts as JSON and turns into a stream
     // when the server has a request for the client.
@@ -641,6 +644,8 @@ async fn a_tool_needing_input_asks_a_legacy_client_on_the_calls_stream() {
     assert_eq!(request["params"]["message"], "What is your name?");
     let asked = request["id"].clone();
     assert!(!asked.is_null(), "{request}");
+    // While the client thinks, the stream is kept alive.
+    assert_eq!(next_frame(&mut body).await, ": keep-alive\n\n");
 
     let answer = json!({"jsonrpc": "2.0", "id": asked, "result": {
         "action": "accept", "content": {"name": "Ada"}
@@ -770,7 +775,9 @@ async fn session_requests_meet_the_same_exposure_and_size_rules() {
     client.send(&big).await.assert_error(413, -32600);
 
     // None of them reached the session, which still serves.
-    let ping = client.send(&dated(3, "ping", json!({}), Some(&session))).await;
+    let ping = client
+        .send(&dated(3, "ping", json!({}), Some(&session)))
+        .await;
     assert_eq!(ping.status, 200, "{:?}", ping.body);
 }
 
