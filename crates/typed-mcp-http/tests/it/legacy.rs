@@ -10,6 +10,7 @@ use http::Method;
 use http_body_util::BodyExt as _;
 use serde_json::{Value, json};
 use typed_mcp::declare::{ResourceDecl, ToolDecl};
+use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
 use typed_mcp::transport::Shutdown;
 use typed_mcp::wire::{CallToolResult, ResourceContents};
 use typed_mcp::{Answer, NeedsInput, Server, ToolError};
@@ -25,6 +26,11 @@ const DATED: &str = "2025-11-25";
 /// The test tools, a watched resource, and a tool that asks the user for a
 /// name first (the same handler serves both eras).
 fn server(probe: &Probe) -> Server {
+    server_with_receipts(probe, MemorySink::new())
+}
+
+/// [`server`], recording receipts in `receipts`.
+fn server_with_receipts(probe: &Probe, receipts: MemorySink) -> Server {
     let greet = ToolDecl::builder("greet")
         .description("Greet the user by the name they give.")
         .input_schema(json!({"type": "object", "properties": {}}))
@@ -43,6 +49,7 @@ fn server(probe: &Probe) -> Server {
             })
         });
     builder(probe)
+        .receipt_sink(receipts)
         .tool(greet)
         .resource(
             ResourceDecl::builder("file:///watched", "watched")
@@ -148,6 +155,22 @@ async fn sessions_end(updates: &typed_mcp::ResourceUpdates) {
             tokio::time::Instant::now() < deadline,
             "{} sessions still forward updates",
             updates.subscribers()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Waits for the receipt of the call of `tool`.
+async fn receipt_of(receipts: &MemorySink, tool: &str) -> Receipt {
+    let deadline = tokio::time::Instant::now() + PATIENCE;
+    loop {
+        if let Some(receipt) = receipts.receipts().into_iter().find(|r| r.name == tool) {
+            return receipt;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no receipt for {tool}: {:?}",
+            receipts.receipts()
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -622,7 +645,9 @@ async fn stateless_mode_tells_a_tool_needing_input_that_no_session_can_ask() {
 #[tokio::test]
 async fn a_tool_needing_input_asks_a_legacy_client_on_the_calls_stream() {
     let probe = Probe::default();
-    let client = serve_http(server(&probe), |http| {
+    let receipts = MemorySink::new();
+    let server = server_with_receipts(&probe, receipts.clone());
+    let client = serve_http(server, |http| {
         http.sse_keep_alive(Duration::from_millis(50))
     })
     .await;
@@ -663,12 +688,16 @@ async fn a_tool_needing_input_asks_a_legacy_client_on_the_calls_stream() {
     assert_eq!(result["id"], 7, "{result}");
     assert_eq!(result["result"]["content"][0]["text"], "Hello, Ada!");
     stream_ends(&mut body).await;
+    let receipt = receipt_of(&receipts, "greet").await;
+    assert_eq!(receipt.outcome, Outcome::Completed, "{receipt:?}");
+    assert_eq!(receipt.protocol_version.as_deref(), Some(DATED));
 }
 
 #[tokio::test]
 async fn a_call_needing_input_without_an_event_stream_accept_is_refused_and_cancelled() {
     let probe = Probe::default();
-    let client = serve_http(server(&probe), |http| http).await;
+    let receipts = MemorySink::new();
+    let client = serve_http(server_with_receipts(&probe, receipts.clone()), |http| http).await;
     let session = open_session(&client, json!({"elicitation": {}})).await;
     let call = dated(
         3,
@@ -684,6 +713,8 @@ async fn a_call_needing_input_without_an_event_stream_accept_is_refused_and_canc
     assert_eq!(body["error"]["code"], -32600, "{body}");
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("text/event-stream"), "{message}");
+    let receipt = receipt_of(&receipts, "greet").await;
+    assert_eq!(receipt.outcome, Outcome::Cancelled, "{receipt:?}");
     // The session still serves.
     let ping = client
         .send(&dated(4, "ping", json!({}), Some(&session)))
