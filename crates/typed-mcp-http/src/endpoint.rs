@@ -142,10 +142,15 @@ impl Endpoint {
             && self.sessions.is_some()
             && headers.contains_key(SESSION_ID);
         if parts.method != Method::POST && !session_method {
+            let sessions = if self.sessions.is_some() {
+                "GET and DELETE serve only a session of a dated revision, named by its Mcp-Session-Id"
+            } else {
+                "this endpoint keeps no sessions of the dated revisions either"
+            };
             let mut response = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,
                 format!(
-                    "{} is not served here: send each JSON-RPC message as its own POST (MCP 2026-07-28 has no sessions and no standalone streams; a session of an older revision uses GET and DELETE with its Mcp-Session-Id)",
+                    "{} is not served here: send each JSON-RPC message as its own POST (MCP 2026-07-28 has no sessions and no standalone streams; {sessions})",
                     parts.method
                 ),
             );

@@ -614,7 +614,9 @@ async fn stateless_mode_answers_initialize_without_a_session() {
 
     // A session id sent anyway names nothing kept: GET and DELETE are 405.
     let get = client.send(&get_stream("0123")).await;
-    assert_eq!(get.status, 405);
+    let body = get.assert_error(405, -32600);
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("keeps no sessions"), "{message}");
     let delete = client.send(&delete("0123")).await;
     assert_eq!(delete.status, 405);
 }
