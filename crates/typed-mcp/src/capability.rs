@@ -160,9 +160,15 @@ impl Grants {
             .as_ref()
             .map(|p| p(principal))
             .unwrap_or_default();
+        let credential: Vec<String> = principal
+            .and_then(Principal::granted)
+            .map(<[String]>::to_vec)
+            .unwrap_or_default();
         move |required: &[Capability]| {
             required.iter().all(|c| {
-                self.everyone.contains_key(c.name) || extra.iter().any(|e| e.name == c.name)
+                self.everyone.contains_key(c.name)
+                    || extra.iter().any(|e| e.name == c.name)
+                    || credential.iter().any(|n| n == c.name)
             })
         }
     }
@@ -177,7 +183,7 @@ impl Grants {
     ) -> Vec<Capability> {
         let mut missing: Vec<Capability> = required
             .iter()
-            .filter(|c| !self.everyone.contains_key(c.name))
+            .filter(|c| !self.everyone.contains_key(c.name) && !credential_grants(principal, c))
             .copied()
             .collect();
         if missing.is_empty() {
@@ -189,6 +195,14 @@ impl Grants {
         }
         missing
     }
+}
+
+/// Whether the principal's own credential grants `capability` (see
+/// [`Principal::with_granted`]).
+fn credential_grants(principal: Option<&Principal>, capability: &Capability) -> bool {
+    principal
+        .and_then(Principal::granted)
+        .is_some_and(|names| names.iter().any(|n| n == capability.name))
 }
 
 /// A capability a handler asked for with
@@ -270,5 +284,15 @@ mod tests {
                 .missing(&[A, B], Some(&Principal::new("admin")))
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_credential_grants_what_it_names() {
+        let grants = Grants::default();
+        let token = Principal::new("t").with_granted(["a.write"]);
+        assert_eq!(grants.missing(&[A, B], Some(&token)), [A]);
+        assert!(grants.holder(Some(&token))(&[B]));
+        assert!(!grants.holder(Some(&token))(&[A, B]));
+        assert_eq!(grants.missing(&[B], Some(&Principal::new("t"))), [B]);
     }
 }

@@ -35,21 +35,90 @@ thread_local! {
 /// (for example an HTTP middleware that verified a token and inserted a
 /// `Principal` into the request's extensions). typed-mcp never authenticates;
 /// it carries the principal to handlers and binds sealed state to it.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// A credential may also grant capabilities by itself (an OAuth access
+/// token's scopes): [`with_granted`](Self::with_granted) names them, and a
+/// call by this principal holds them on top of the server's grants. Two
+/// principals are the same caller when their ids are equal, whatever their
+/// credentials grant or claim (a refreshed token is still the same caller).
+#[derive(Debug, Clone)]
 pub struct Principal {
     id: String,
+    /// Capability names the credential grants; `None`: it grants nothing by
+    /// itself.
+    granted: Option<Arc<[String]>>,
+    /// What the credential says about the caller (a token's claims).
+    claims: Option<Arc<Map<String, Value>>>,
+}
+
+impl PartialEq for Principal {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+    }
+}
+
+impl Eq for Principal {}
+
+impl std::hash::Hash for Principal {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
 }
 
 impl Principal {
     /// A principal with this stable identifier (a user or client id — never a
     /// credential).
     pub fn new(id: impl Into<String>) -> Self {
-        Principal { id: id.into() }
+        Principal {
+            id: id.into(),
+            granted: None,
+            claims: None,
+        }
     }
 
     /// The identifier.
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// This principal, whose credential grants the capabilities named (for
+    /// example a verified token's scopes). A call by it holds them on top of
+    /// the server's grants; names that no declaration uses grant nothing.
+    ///
+    /// ```
+    /// let p = typed_mcp::Principal::new("alice").with_granted(["desk.write"]);
+    /// assert_eq!(p.granted(), Some(&["desk.write".to_owned()][..]));
+    /// ```
+    pub fn with_granted<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.granted = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The capability names the credential grants; `None` when it grants
+    /// none by itself.
+    pub fn granted(&self) -> Option<&[String]> {
+        self.granted.as_deref()
+    }
+
+    /// This principal, with what its credential says about it (a verified
+    /// token's claims), for handlers to read.
+    pub fn with_claims(mut self, claims: Map<String, Value>) -> Self {
+        self.claims = Some(Arc::new(claims));
+        self
+    }
+
+    /// One claim of the credential, by name (`"email"`, `"client_id"`).
+    pub fn claim(&self, name: &str) -> Option<&Value> {
+        self.claims.as_ref()?.get(name)
+    }
+
+    /// Every claim of the credential; `None` when it made none.
+    pub fn claims(&self) -> Option<&Map<String, Value>> {
+        self.claims.as_deref()
     }
 }
 

@@ -760,6 +760,46 @@ impl Server {
         self.inner.router.catalog()
     }
 
+    /// Every capability a declaration of this server needs, each once, by
+    /// name (what an OAuth resource server offers as its scopes).
+    pub fn capabilities(&self) -> Vec<Capability> {
+        let inner = &self.inner;
+        let mut all: Vec<Capability> = inner
+            .tools
+            .iter()
+            .flat_map(|t| t.caps.iter())
+            .chain(inner.resources.iter().flat_map(|r| r.1.iter()))
+            .chain(inner.templates.iter().flat_map(|t| t.2.iter()))
+            .chain(inner.prompts.iter().flat_map(|p| p.2.iter()))
+            .copied()
+            .collect();
+        all.sort();
+        all.dedup_by(|a, b| a.name() == b.name());
+        all
+    }
+
+    /// The capabilities a request would need, known from its method and the
+    /// name it calls (as the `Mcp-Method` and `Mcp-Name` headers give them):
+    /// a tool, a prompt, or a static resource's URI. `None` when no such
+    /// declaration is known this way (templated resources included).
+    pub fn capabilities_for(&self, method: &str, name: &str) -> Option<Arc<[Capability]>> {
+        let catalog = self.catalog();
+        match method {
+            "tools/call" => catalog
+                .tool_index(name)
+                .map(|i| self.inner.tools[i].caps.clone()),
+            "prompts/get" => catalog
+                .prompt_index(name)
+                .map(|i| self.inner.prompts[i].2.clone()),
+            "resources/read" => catalog
+                .resources()
+                .iter()
+                .position(|r| r.resource.uri == name)
+                .map(|i| self.inner.resources[i].1.clone()),
+            _ => None,
+        }
+    }
+
     /// The router (pure protocol rules) over this server's catalog.
     pub fn router(&self) -> &Router {
         &self.inner.router
@@ -796,15 +836,23 @@ impl Server {
             return None;
         }
         let granted = inner.grants.holder(principal);
-        // The key: which declarations are visible. Without a policy it is the
-        // same for every caller.
-        let key: Vec<bool> = inner
-            .tools
-            .iter()
-            .map(|t| granted(&t.caps))
-            .chain(inner.resources.iter().map(|r| granted(&r.1)))
-            .chain(inner.templates.iter().map(|t| granted(&t.2)))
-            .chain(inner.prompts.iter().map(|p| granted(&p.2)))
+        // A credential that grants by itself (a token's scopes) makes the
+        // lists depend on the caller, as a policy does.
+        let private =
+            inner.grants.per_principal() || principal.is_some_and(|p| p.granted().is_some());
+        // The key: which declarations are visible (and whether the view is
+        // private). Without a policy or credentials it is the same for every
+        // caller.
+        let key: Vec<bool> = std::iter::once(private)
+            .chain(
+                inner
+                    .tools
+                    .iter()
+                    .map(|t| granted(&t.caps))
+                    .chain(inner.resources.iter().map(|r| granted(&r.1)))
+                    .chain(inner.templates.iter().map(|t| granted(&t.2)))
+                    .chain(inner.prompts.iter().map(|p| granted(&p.2))),
+            )
             .collect();
         let mut views = inner.views.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(view) = views.get(&key) {
@@ -816,13 +864,13 @@ impl Server {
             inner.templates.len(),
         );
         let visible = |kind: Kind, i: usize| match kind {
-            Kind::Tool => key[i],
-            Kind::Resource => key[tools + i],
-            Kind::ResourceTemplate => key[tools + resources + i],
-            Kind::Prompt => key[tools + resources + templates + i],
+            Kind::Tool => key[1 + i],
+            Kind::Resource => key[1 + tools + i],
+            Kind::ResourceTemplate => key[1 + tools + resources + i],
+            Kind::Prompt => key[1 + tools + resources + templates + i],
         };
         let mut cache = self.catalog().list_cache();
-        if inner.grants.per_principal() {
+        if private {
             // What one caller sees is not for another.
             cache.scope = CacheScope::Private;
         }

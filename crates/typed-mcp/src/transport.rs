@@ -125,6 +125,21 @@ pub struct Reply {
     /// For an overloaded server, when the client should retry (HTTP
     /// `Retry-After`).
     pub retry_after: Option<Duration>,
+    /// For a call refused because the caller lacks capabilities its
+    /// declaration needs, which: a transport that knows the caller's
+    /// credential turns this into its own challenge (an OAuth `403` naming
+    /// the scopes). The body is the refusal either way.
+    pub not_granted: Option<Arc<NotGranted>>,
+}
+
+/// The capabilities behind a refused call (see [`Reply::not_granted`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NotGranted {
+    /// Every capability the call's declaration needs, in declaration order.
+    pub required: Arc<[crate::Capability]>,
+    /// Those the caller was not granted (never empty).
+    pub missing: Vec<crate::Capability>,
 }
 
 impl Reply {
@@ -134,6 +149,7 @@ impl Reply {
             body,
             http_status,
             retry_after: None,
+            not_granted: None,
         }
     }
 

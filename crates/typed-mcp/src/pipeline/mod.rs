@@ -283,7 +283,7 @@ impl Connection {
         let record = match server.check_grants(&call, principal.as_ref(), record) {
             Ok(record) => record,
             Err(refusal) => {
-                outbox.send(Message::Reply(Reply::new(refusal, 200))).await;
+                outbox.send(Message::Reply(refusal)).await;
                 return Accepted::Answered { http_status: 200 };
             }
         };

@@ -15,6 +15,7 @@ use crate::context::Principal;
 use crate::receipt::{Outcome, Receipt};
 use crate::server::Server;
 use crate::trace::TraceContext;
+use crate::transport::{NotGranted, Reply};
 
 use crate::capability::{MISSING_CAPABILITIES_META_KEY, NOT_GRANTED as CAPABILITY_NOT_GRANTED};
 
@@ -27,7 +28,7 @@ impl Server {
         call: &Call,
         principal: Option<&Principal>,
         record: CallRecord,
-    ) -> Result<CallRecord, Vec<u8>> {
+    ) -> Result<CallRecord, Reply> {
         let Some(caps) = &record.caps else {
             return Ok(record);
         };
@@ -40,7 +41,14 @@ impl Server {
         record.finish(Outcome::Refused {
             missing: missing.iter().map(|c| c.name().to_owned()).collect(),
         });
-        Err(body)
+        // What was refused travels with the reply, for a transport's own
+        // challenge (an OAuth scope challenge), without reading the body.
+        let mut reply = Reply::new(body, 200);
+        reply.not_granted = Some(Arc::new(NotGranted {
+            required: subject.caps.clone(),
+            missing,
+        }));
+        Err(reply)
     }
 
     /// What a call is for, when it calls a declaration (and so gets a receipt).
