@@ -685,7 +685,9 @@ fn event_stream(body: Body) -> Response {
 /// only `text/event-stream` and the reply is a success (errors are always
 /// JSON, as clients read error statuses' bodies as JSON).
 fn immediate(reply: Outgoing, accepts: Accepts) -> Response {
-    let ok = matches!(reply.message(), Message::Reply(r) if r.http_status == 200);
+    // A refusal for want of capabilities may become an authorization
+    // challenge (see `json_reply`): always JSON.
+    let ok = matches!(reply.message(), Message::Reply(r) if r.http_status == 200 && r.not_granted.is_none());
     if ok && !accepts.json {
         return event_stream(Body::from(sse_event(reply.message().body())));
     }
@@ -695,9 +697,9 @@ fn immediate(reply: Outgoing, accepts: Accepts) -> Response {
 /// A reply as a JSON response, with `Retry-After` when it has one; a `503`
 /// always has one.
 fn json_reply(reply: Outgoing) -> Response {
-    let (code, retry_after) = match reply.message() {
-        Message::Reply(r) => (r.http_status, r.retry_after),
-        Message::Notification(_) | Message::Request(_) => (500, None),
+    let (code, retry_after, not_granted) = match reply.message() {
+        Message::Reply(r) => (r.http_status, r.retry_after, r.not_granted.clone()),
+        Message::Notification(_) | Message::Request(_) => (500, None, None),
     };
     // The pipeline gives every overload its delay; a 503 without one still
     // tells the client when to come back.
@@ -707,6 +709,11 @@ fn json_reply(reply: Outgoing) -> Response {
         None => None,
     };
     let mut response = json(status(code), into_bytes(reply));
+    // What a refused call lacked, for an authorization layer around the
+    // endpoint to turn into its challenge (the OAuth layer's 403).
+    if let Some(refused) = not_granted {
+        response.extensions_mut().insert(refused);
+    }
     if let Some(after) = retry_after {
         response
             .headers_mut()

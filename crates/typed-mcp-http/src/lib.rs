@@ -140,6 +140,9 @@
 
 mod endpoint;
 mod negotiate;
+#[cfg(feature = "oauth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
+pub mod oauth;
 mod protect;
 mod sessions;
 
@@ -202,6 +205,10 @@ pub enum HttpError {
         /// The path as given.
         path: String,
     },
+    /// The OAuth settings cannot work (the `oauth` feature).
+    #[cfg(feature = "oauth")]
+    #[error(transparent)]
+    OAuth(#[from] oauth::OAuthError),
 }
 
 /// Serves a [`Server`] over Streamable HTTP: settings, then
@@ -221,6 +228,8 @@ pub struct HttpServer {
     session_idle_timeout: Duration,
     session_store: Option<Arc<dyn SessionStore>>,
     sse_keep_alive: Duration,
+    #[cfg(feature = "oauth")]
+    oauth: Option<oauth::OAuth>,
 }
 
 impl HttpServer {
@@ -245,7 +254,25 @@ impl HttpServer {
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             session_store: None,
             sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
+    }
+
+    /// Makes the endpoint an OAuth 2.1 resource server (the `oauth`
+    /// feature): every request needs a bearer token `oauth` verifies, whose
+    /// scopes grant the capabilities of that request (see [`oauth`]). Also
+    /// [`require_authentication`](Self::require_authentication), so a
+    /// non-loopback bind is allowed. [`mount`](Self::mount) then also serves
+    /// the Protected Resource Metadata at its well-known path; with
+    /// [`into_router`](Self::into_router) (to nest), merge
+    /// [`OAuth::metadata_router`](oauth::OAuth::metadata_router) at the root
+    /// of your application yourself.
+    #[cfg(feature = "oauth")]
+    pub fn oauth(mut self, oauth: oauth::OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self.authenticated = true;
+        self
     }
 
     /// Host names (as clients send them in `Host`) accepted besides the
@@ -403,6 +430,16 @@ impl HttpServer {
             self.authenticated,
             self.max_header_bytes,
         )?;
+        #[cfg(feature = "oauth")]
+        let oauth = match &self.oauth {
+            Some(oauth) => Some((
+                oauth.layer(&self.server)?,
+                (path != "/")
+                    .then(|| oauth.metadata_router(&self.server))
+                    .transpose()?,
+            )),
+            None => None,
+        };
         let endpoint = Arc::new(Endpoint {
             server: self.server,
             protection,
@@ -420,7 +457,16 @@ impl HttpServer {
             keep_alive: self.sse_keep_alive.max(Duration::from_millis(1)),
             watching_shutdown: Once::new(),
         });
-        Ok(Router::new().route(path, any(endpoint::handle).with_state(endpoint)))
+        let router = Router::new().route(path, any(endpoint::handle).with_state(endpoint));
+        #[cfg(feature = "oauth")]
+        if let Some((layer, metadata)) = oauth {
+            let router = router.route_layer(layer);
+            return Ok(match metadata {
+                Some(metadata) => router.merge(metadata),
+                None => router,
+            });
+        }
+        Ok(router)
     }
 }
 
