@@ -29,6 +29,7 @@ use clap::Parser;
 use typed_mcp::receipt::JsonLinesSink;
 use typed_mcp::{Server, transport::Shutdown};
 use typed_mcp_http::HttpServer;
+use typed_mcp_http::oauth::{Introspection, JwtVerifier, OAuth};
 
 use crate::desk::Desk;
 use crate::rate_limit::RateLimit;
@@ -60,6 +61,41 @@ struct Cli {
     /// Append one receipt per call (tools, reads and prompts) to this JSON Lines file.
     #[arg(long, value_name = "PATH")]
     receipts: Option<PathBuf>,
+
+    /// Serve as an OAuth 2.1 resource server (with --http): every request needs a bearer token from this authorization server (its issuer URL), whose scopes grant capabilities (desk.write closes tickets).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SUPPORT_DESK_OAUTH_ISSUER",
+        requires = "http"
+    )]
+    oauth_issuer: Option<String>,
+
+    /// The URL clients use for this server, which tokens must name as their audience (default http://ADDR/mcp).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SUPPORT_DESK_OAUTH_RESOURCE",
+        requires = "oauth_issuer"
+    )]
+    oauth_resource: Option<String>,
+
+    /// The authorization server's JWKS URL (default: read from its metadata).
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "SUPPORT_DESK_OAUTH_JWKS",
+        requires = "oauth_issuer"
+    )]
+    oauth_jwks: Option<String>,
+
+    /// Check tokens at this RFC 7662 introspection endpoint instead of as JWTs, as the client --oauth-client-id with the secret in SUPPORT_DESK_OAUTH_CLIENT_SECRET.
+    #[arg(long, value_name = "URL", env = "SUPPORT_DESK_OAUTH_INTROSPECTION", requires_all = ["oauth_issuer", "oauth_client_id"], conflicts_with = "oauth_jwks")]
+    oauth_introspection: Option<String>,
+
+    /// This server's client id at the authorization server (for --oauth-introspection).
+    #[arg(long, value_name = "ID", env = "SUPPORT_DESK_OAUTH_CLIENT_ID")]
+    oauth_client_id: Option<String>,
 
     /// Refuse a caller's calls beyond N per second (per principal; unauthenticated callers share one limit) with -31002, "server overloaded" (HTTP 503).
     #[arg(long, value_name = "N")]
@@ -113,22 +149,98 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()
                 .build()?;
-            runtime.block_on(serve_http(server, address, &database.to_string()))?;
+            let oauth = OAuthFlags {
+                issuer: cli.oauth_issuer,
+                resource: cli.oauth_resource,
+                jwks: cli.oauth_jwks,
+                introspection: cli.oauth_introspection,
+                client_id: cli.oauth_client_id,
+            };
+            runtime.block_on(serve_http(server, address, &database.to_string(), oauth))?;
         }
     }
     Ok(())
+}
+
+/// The `--oauth-*` flags.
+struct OAuthFlags {
+    issuer: Option<String>,
+    resource: Option<String>,
+    jwks: Option<String>,
+    introspection: Option<String>,
+    client_id: Option<String>,
+}
+
+impl OAuthFlags {
+    /// The resource server the flags describe, for a server listening on
+    /// `local`; `None` without `--oauth-issuer`.
+    async fn resource_server(
+        self,
+        local: SocketAddr,
+    ) -> Result<Option<OAuth>, Box<dyn std::error::Error>> {
+        let Some(issuer) = self.issuer else {
+            return Ok(None);
+        };
+        let resource = self
+            .resource
+            .unwrap_or_else(|| format!("http://{local}/mcp"));
+        let oauth = match (self.introspection, self.jwks) {
+            (Some(endpoint), _) => {
+                let secret = std::env::var("SUPPORT_DESK_OAUTH_CLIENT_SECRET").map_err(|_| {
+                    "--oauth-introspection needs the client secret in SUPPORT_DESK_OAUTH_CLIENT_SECRET"
+                })?;
+                let client = self.client_id.unwrap_or_default();
+                let verifier =
+                    Introspection::new(&endpoint, &client, &secret, &resource)?.issuer(&issuer);
+                OAuth::new(&resource, verifier)?
+            }
+            (None, Some(jwks)) => {
+                let verifier = JwtVerifier::new(&issuer, &jwks, &resource)?;
+                // Fail at start, not at the first request, when the keys are out of reach.
+                verifier.refresh().await?;
+                OAuth::new(&resource, verifier)?
+            }
+            (None, None) => {
+                let verifier = JwtVerifier::discover(&issuer, &resource).await?;
+                verifier.refresh().await?;
+                OAuth::new(&resource, verifier)?
+            }
+        };
+        Ok(Some(
+            oauth
+                .authorization_server(&issuer)?
+                .resource_name("Support desk"),
+        ))
+    }
 }
 
 async fn serve_http(
     server: Server,
     address: SocketAddr,
     database: &str,
+    oauth: OAuthFlags,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let local = listener.local_addr()?;
     let shutdown = Shutdown::on_terminate()?;
+    if let Some(oauth) = oauth.resource_server(local).await? {
+        // Tokens authenticate every request, so any address may be served;
+        // the metadata is served at its well-known path beside /mcp.
+        let (resource, metadata) = (oauth.resource().to_owned(), oauth.metadata_url());
+        let app = HttpServer::new(server, local)
+            .shutdown(shutdown.clone())
+            .oauth(oauth)
+            .mount("/mcp")?;
+        eprintln!(
+            "support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database}; OAuth resource {resource}, metadata {metadata})"
+        );
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown.wait())
+            .await?;
+        return Ok(());
+    }
     // Refuses a non-loopback address: this server has no authentication.
     let mcp = HttpServer::new(server, local)
         .shutdown(shutdown.clone())
