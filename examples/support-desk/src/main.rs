@@ -13,6 +13,11 @@
 //! commenting only add to the desk, and need no grant. `--rate-limit N`
 //! refuses a caller's calls beyond N per second (`-31002`, HTTP `503`), each
 //! with a receipt. Ctrl-C or SIGTERM drains calls in flight and exits 0.
+//!
+//! With `--oauth-issuer URL` (and `--http`) the desk is an OAuth 2.1 resource
+//! server: every request needs a bearer token from that authorization server,
+//! and the token's scopes are its grants (`desk.write` closes tickets);
+//! `scripts/oauth-check` runs it against a real one.
 
 mod desk;
 mod model;
