@@ -7,9 +7,9 @@
 // Issuer http://127.0.0.1:PORT. Its signing key is generated at each start.
 // Clients: "writer" (may ask for desk.write) and "reader" (may ask for no
 // scope), secrets "writer-secret" and "reader-secret"; "desk-rs" may
-// introspect. Any resource indicator of the form http://127.0.0.1:N/mcp is a
-// resource server whose scope is desk.write; tokens for it name it as their
-// audience. Prints "issuer <url>" on stdout once listening.
+// introspect. Any resource indicator of the form http://127.0.0.1:N/mcp or
+// http://localhost:N/mcp is a resource server whose scope is desk.write;
+// tokens for it name it as their audience. Prints "issuer <url>" on stdout once listening.
 import { generateKeyPairSync } from 'node:crypto';
 import Provider, { errors } from 'oidc-provider';
 
@@ -21,7 +21,9 @@ if (!Number.isInteger(port) || port <= 0) {
 const issuer = `http://127.0.0.1:${port}`;
 const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
 const signing = { ...privateKey.export({ format: 'jwk' }), kid: 'oauth-check-1', alg: 'RS256', use: 'sig' };
-const RESOURCE = /^http:\/\/127\.0\.0\.1:\d+\/mcp$/;
+// http://127.0.0.1:N/mcp gets JWT access tokens; http://localhost:N/mcp
+// opaque ones, which only introspection (RFC 7662) can check.
+const RESOURCE = /^http:\/\/(127\.0\.0\.1|localhost):\d+\/mcp$/;
 
 const client = (id, scope) => ({
   client_id: id,
@@ -53,8 +55,9 @@ const provider = new Provider(issuer, {
           scope: 'desk.write',
           audience: resource,
           accessTokenTTL: 300,
-          accessTokenFormat: 'jwt',
-          jwt: { sign: { alg: 'RS256' } },
+          ...(resource.startsWith('http://localhost:')
+            ? { accessTokenFormat: 'opaque' }
+            : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
         };
       },
     },

@@ -1,7 +1,13 @@
 """The support desk as an OAuth 2.1 resource server, against a real
 authorization server (oidc-provider) and the official Python MCP SDK.
 
-Run by scripts/oauth-check:  python desk_oauth.py ISSUER DESK_URL RECEIPTS DESK_STDERR
+Run by scripts/oauth-check:
+
+    python desk_oauth.py ISSUER DESK_URL RECEIPTS DESK_STDERR OPAQUE_DESK_URL [FILE...]
+
+DESK_URL is a desk checking JWT access tokens, OPAQUE_DESK_URL one checking
+opaque tokens by introspection; no token may appear in RECEIPTS, DESK_STDERR
+or any FILE.
 
 Prints one line per check and finally `N passed, M failed`; exits non-zero
 when any failed.
@@ -79,7 +85,7 @@ def claims_of(token: str) -> dict[str, Any]:
     return json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
 
 
-async def main(issuer: str, url: str, receipts: Path, stderr: Path) -> int:
+async def main(issuer: str, url: str, receipts: Path, stderr: Path, opaque_url: str, others: list[Path]) -> int:
     checks = Checks()
     origin = url.rsplit("/mcp", 1)[0]
     metadata_url = f"{origin}/.well-known/oauth-protected-resource/mcp"
@@ -128,11 +134,11 @@ async def main(issuer: str, url: str, receipts: Path, stderr: Path) -> int:
         reader = await token("reader", None)
         expect(claims_of(reader).get("scope"), None, "the reader token's scope")
 
-    async def sdk_client(access: str) -> tuple[httpx2.AsyncClient, Client]:
+    async def sdk_client(access: str, at: str = url) -> tuple[httpx2.AsyncClient, Client]:
         authed = httpx2.AsyncClient(
             timeout=httpx2.Timeout(TIMEOUT_S), headers={"Authorization": f"Bearer {access}"}
         )
-        return authed, Client(streamable_http_client(url, http_client=authed), read_timeout_seconds=TIMEOUT_S)
+        return authed, Client(streamable_http_client(at, http_client=authed), read_timeout_seconds=TIMEOUT_S)
 
     async def writer_closes() -> None:
         authed, client = await sdk_client(tokens["writer"])
@@ -175,6 +181,35 @@ async def main(issuer: str, url: str, receipts: Path, stderr: Path) -> int:
         if not challenge.startswith('Bearer error="invalid_token"'):
             raise AssertionError(f"expected an invalid_token challenge, found {challenge!r}")
 
+    async def opaque_tokens() -> None:
+        # The second desk checks tokens by introspection: opaque ones, for its
+        # own resource indicator.
+        async def opaque(client: str, scope: str | None) -> str:
+            form = {"grant_type": "client_credentials", "resource": opaque_url}
+            if scope:
+                form["scope"] = scope
+            response = await http.post(f"{issuer}/token", data=form, auth=(client, f"{client}-secret"))
+            expect(response.status_code, 200, f"token endpoint status ({response.text})")
+            access = response.json()["access_token"]
+            if access.count(".") == 2:
+                raise AssertionError("expected an opaque token, found a JWT")
+            tokens[f"opaque {client}"] = access
+            return access
+
+        writer = await opaque("writer", "desk.write")
+        reader = await opaque("reader", None)
+        authed, client = await sdk_client(writer, opaque_url)
+        async with authed, client:
+            closed = await client.call_tool("close_ticket", {"ticket_id": "T-1001", "note": "Refunded."})
+            expect(closed.is_error, False, f"close isError ({closed.content!r})")
+        headers, body = rpc("tools/call", {"name": "close_ticket", "arguments": {"ticket_id": "T-1002", "note": "x"}})
+        headers["Authorization"] = f"Bearer {reader}"
+        response = await http.post(opaque_url, headers=headers, content=body)
+        expect(response.status_code, 403, "status without desk.write")
+        headers["Authorization"] = "Bearer not-a-token-the-server-issued"
+        response = await http.post(opaque_url, headers=headers, content=body)
+        expect(response.status_code, 401, "status of an unknown token")
+
     async def receipts_and_logs() -> None:
         deadline = time.monotonic() + 5
         while True:
@@ -185,9 +220,10 @@ async def main(issuer: str, url: str, receipts: Path, stderr: Path) -> int:
             await anyio.sleep(0.1)
         outcomes = sorted((r.get("principal"), r["outcome"]["kind"]) for r in closes)
         expect(outcomes, [("reader", "refused"), ("writer", "completed")], "close_ticket receipts")
-        seen = receipts.read_text() + stderr.read_text()
+        seen = "".join(p.read_text() for p in [receipts, stderr, *others])
         for client, access in tokens.items():
-            if access in seen or access.split(".")[2] in seen:
+            # A JWT's signature alone would be as telling as the whole token.
+            if access in seen or access.split(".")[-1] in seen:
                 raise AssertionError(f"the {client} token is in a receipt or a log line")
 
     async with http:
@@ -199,6 +235,7 @@ async def main(issuer: str, url: str, receipts: Path, stderr: Path) -> int:
             ("the SDK client with a token without scopes searches", reader_reads),
             ("a token without desk.write: 403 insufficient_scope naming desk.write", reader_challenged),
             ("a tampered token: 401 invalid_token", bad_token),
+            ("opaque tokens checked by introspection (RFC 7662): close with desk.write, 403 without, 401 unknown", opaque_tokens),
             ("receipts: the refused and the completed close, by principal; no token in receipts or logs", receipts_and_logs),
         ]:
             await checks.run(name, check)
@@ -207,5 +244,6 @@ async def main(issuer: str, url: str, receipts: Path, stderr: Path) -> int:
 
 
 if __name__ == "__main__":
-    issuer_arg, url_arg, receipts_arg, stderr_arg = sys.argv[1:5]
-    sys.exit(anyio.run(main, issuer_arg, url_arg, Path(receipts_arg), Path(stderr_arg)))
+    issuer_arg, url_arg, receipts_arg, stderr_arg, opaque_arg = sys.argv[1:6]
+    rest = [Path(p) for p in sys.argv[6:]]
+    sys.exit(anyio.run(main, issuer_arg, url_arg, Path(receipts_arg), Path(stderr_arg), opaque_arg, rest))
