@@ -582,3 +582,71 @@ async fn opaque_tokens_are_checked_by_introspection() {
         assert!(!seen.contains(token), "a log line or receipt holds a token");
     }
 }
+
+#[tokio::test]
+async fn a_dated_client_s_session_is_challenged_too_and_outlives_its_token() {
+    let key = Key::ec("k");
+    let jwks = Jwks::start(&[&key]).await;
+    let verifier = JwtVerifier::new(&jwks.issuer(), &jwks.url(), RESOURCE).unwrap();
+    let receipts = MemorySink::new();
+    let base = desk(verifier, &jwks.issuer(), &receipts).await;
+    let endpoint = format!("{base}/mcp");
+    let post = |token: String, session: Option<String>, body: Value| {
+        let endpoint = endpoint.clone();
+        async move {
+            let mut headers = vec![
+                ("content-type", "application/json".to_owned()),
+                ("accept", "application/json, text/event-stream".to_owned()),
+                ("authorization", format!("Bearer {token}")),
+            ];
+            if let Some(session) = session {
+                headers.push(("mcp-session-id", session));
+                headers.push(("mcp-protocol-version", "2025-11-25".to_owned()));
+            }
+            send(
+                Method::POST,
+                &endpoint,
+                &headers,
+                serde_json::to_vec(&body).unwrap(),
+            )
+            .await
+        }
+    };
+    let reader = key.sign(&claims(&jwks.issuer(), ""));
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "dated", "version": "1"}}});
+    let reply = post(reader.clone(), None, init).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    let session = reply.header("mcp-session-id").unwrap().to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert_eq!(
+        post(reader.clone(), Some(session.clone()), initialized)
+            .await
+            .status,
+        202
+    );
+
+    let close = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "close_ticket", "arguments": {}}});
+    let reply = post(reader, Some(session.clone()), close.clone()).await;
+    assert_eq!(reply.status, 403);
+    assert!(
+        reply
+            .header("www-authenticate")
+            .unwrap()
+            .contains(r#"error="insufficient_scope", scope="desk.write""#)
+    );
+    // The same caller with a new token (a step-up) keeps its session.
+    let writer = key.sign(&claims(&jwks.issuer(), "desk.write"));
+    let reply = post(writer, Some(session.clone()), close.clone()).await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert_eq!(reply.json()["result"]["content"][0]["text"], "closed");
+    // Another subject's token does not reach it.
+    let mut eve = claims(&jwks.issuer(), "desk.write");
+    eve["sub"] = json!("eve");
+    let reply = post(key.sign(&eve), Some(session), close).await;
+    assert_eq!(reply.status, 404);
+    let all = receipts.receipts();
+    let kinds: Vec<&str> = all.iter().map(|r| r.outcome.kind()).collect();
+    assert_eq!(kinds, ["refused", "completed"]);
+}
