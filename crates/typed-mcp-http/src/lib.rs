@@ -43,6 +43,7 @@
 //! | `Mcp-Session-Id` naming no session of this caller's (never opened, ended, expired, another principal's) | `404`, `-32001` |
 //! | a legacy `initialize` when the session store is full | `503` with `Retry-After`, `-31002` |
 //! | no [`Principal`](typed_mcp::Principal) when [`require_authentication`](HttpServer::require_authentication) was called | `401` |
+//! | with `HttpServer::oauth` (the `oauth` feature): no valid bearer token, or a call needing a scope the token lacks | `401`, or `403` with a scope challenge (see the `oauth` module) |
 //! | `Accept` allows neither `application/json` nor `text/event-stream` | `406` |
 //! | `Content-Type` not `application/json` | `415` |
 //! | body over the server's `max_message_bytes` | `413`, `-32600` |

@@ -582,7 +582,8 @@ impl Guard {
         if !scopes.is_empty() {
             challenge.push_str(&format!(", scope=\"{}\"", scopes.join(" ")));
         }
-        tracing::info!("refused an MCP request without a bearer token");
+        // Every OAuth client's first request ends here: not worth more than debug.
+        tracing::debug!("refused an MCP request without a bearer token");
         refusal(
             StatusCode::UNAUTHORIZED,
             &challenge,
