@@ -619,7 +619,8 @@ impl HostPattern {
 }
 
 /// A DNS name as patterns accept it: dot-separated labels of ASCII letters,
-/// digits, `-` and `_`, none empty or over 63 bytes, and a last label that is
+/// digits, `-` and `_`, none empty or over 63 bytes nor starting or ending
+/// with `-`, and a last label that is
 /// not all digits (which would be an IP address written another way).
 fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > 253 {
@@ -628,6 +629,9 @@ fn check_name(name: &str) -> Result<(), String> {
     for label in name.split('.') {
         if label.is_empty() || label.len() > 63 {
             return Err("a label is empty or longer than 63 characters".into());
+        }
+        if label.starts_with('-') || label.ends_with('-') {
+            return Err("a label starts or ends with `-`".into());
         }
         if !label
             .bytes()
@@ -905,12 +909,12 @@ mod tests {
     #[test]
     fn grants_and_policy() {
         let mut grants = Grants::default();
-        grants.everyone.insert(A.name, A);
+        grants.add(A.into());
         assert!(grants.missing(&[A], None).is_empty());
         assert_eq!(grants.missing(&[A, B], None), [B]);
         grants.policy = Some(Arc::new(|p: Option<&Principal>| {
             if p.is_some_and(|p| p.id() == "admin") {
-                vec![B]
+                vec![B.into()]
             } else {
                 vec![]
             }
@@ -921,5 +925,94 @@ mod tests {
                 .missing(&[A, B], Some(&Principal::new("admin")))
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn host_patterns_display_as_written_and_match_strictly() {
+        for text in [
+            "api.example.com",
+            "*.example.com",
+            "10.0.0.5:8080",
+            "[::1]:*",
+            "a_b.example.com:443",
+        ] {
+            assert_eq!(HostPattern::parse(text).unwrap().to_string(), text);
+        }
+        // Parsed lowercase, without a trailing dot.
+        assert_eq!(
+            HostPattern::parse("API.Example.com.").unwrap().to_string(),
+            "api.example.com"
+        );
+        let under = HostPattern::parse("*.example.com").unwrap();
+        let name = |n| HostRef::Name(n);
+        assert!(under.matches(name("a.example.com"), 443, 443));
+        assert!(under.matches(name("A.B.EXAMPLE.COM."), 80, 80));
+        for other in [
+            "example.com",
+            "aexample.com",
+            "example.com.evil.net",
+            ".example.com",
+        ] {
+            assert!(!under.matches(name(other), 443, 443), "{other}");
+        }
+        assert!(
+            !under.matches(name("a.example.com"), 8443, 443),
+            "another port"
+        );
+        let ip = HostPattern::parse("10.0.0.5").unwrap();
+        assert!(ip.matches(HostRef::Ip("10.0.0.5".parse().unwrap()), 80, 80));
+        assert!(!ip.matches(name("10.0.0.5"), 80, 80), "a name is not an IP");
+        for bad in [
+            "",
+            "*",
+            "*.",
+            "a..b",
+            "-",
+            "a b",
+            "exa$mple.com",
+            "1.2.3",
+            "[::1",
+            "[::1]x",
+            "h:0",
+            "h:65536",
+            "h:",
+            "*.*.x",
+        ] {
+            assert!(HostPattern::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn resource_patterns_and_allow_entries() {
+        let prefix = ResourcePattern::parse("ticket:*").unwrap();
+        assert!(prefix.matches("ticket:") && prefix.matches("ticket:T-1"));
+        assert!(!prefix.matches("tickets:T-1"));
+        assert!(ResourcePattern::parse("*").unwrap().matches("anything"));
+        for bad in ["", "a*b", "**", "a b", "a,b", "é*é*"] {
+            assert!(ResourcePattern::parse(bad).is_err(), "{bad:?}");
+        }
+        let entry = parse_allow_entry("net=a.example.com=x").unwrap();
+        assert_eq!(entry.value.as_deref(), Some("a.example.com=x"));
+        for bad in ["=x", "net=", "Net", "net..x=y"] {
+            let e = parse_allow_entry(bad).unwrap_err();
+            assert_eq!(e.entry, bad);
+        }
+    }
+
+    #[test]
+    fn scopes_merge_and_a_policy_widens_a_static_grant() {
+        const R: Capability = Capability::new("r", "R").resources();
+        let one = Scope::resource(ResourcePattern::parse("a:*").unwrap());
+        let two = Scope::resource(ResourcePattern::parse("b:*").unwrap());
+        let mut grants = Grants::default();
+        grants.add(Grant::scoped(R, one.clone()));
+        grants.add(Grant::scoped(R, one.clone()));
+        grants.add(Grant::unscoped(R));
+        assert_eq!(grants.everyone["r"].scope.texts(), ["a:*"]);
+        grants.policy = Some(Arc::new(move |_: Option<&Principal>| {
+            vec![Grant::scoped(R, two.clone())]
+        }));
+        let granted = grants.resolve(&[R], None).unwrap();
+        assert_eq!(granted[0].scope.texts(), ["a:*", "b:*"]);
     }
 }
