@@ -15,6 +15,20 @@
 //! a handler reaches through `&self` is never a grant: if a handler can write to
 //! the database, its declaration says so.
 //!
+//! A grant can be narrowed. A capability declared with a kind of scope —
+//! [`Capability::paths`], [`Capability::hosts`], [`Capability::resources`] — is
+//! granted for roots, host patterns or resource patterns
+//! (`--allow desk.files=/srv/desk`, `net=*.example.com`,
+//! `desk.write=ticket:T-10*`, parsed by [`parse_allow_entry`] and
+//! [`Scope::parse`]), and the handler reaches them only through handles that
+//! check every use against the grant: [`ToolContext::fs`](crate::ToolContext::fs)
+//! (feature `fs`), [`ToolContext::net`](crate::ToolContext::net) (feature `net`)
+//! and [`ToolContext::authorize_resource`](crate::ToolContext::authorize_resource).
+//! A refusal is an [`OutOfScope`] error and a `refused_in_call` receipt; each
+//! receipt lists the scopes granted. Code that bypasses the handles (calls
+//! `std::fs` directly) is not stopped: see the README for a lint that forbids
+//! it in tool modules.
+//!
 //! [`ServerBuilder::grant`]: crate::ServerBuilder::grant
 //! [`ServerBuilder::allow`]: crate::ServerBuilder::allow
 //! [`ServerBuilder::grant_policy`]: crate::ServerBuilder::grant_policy

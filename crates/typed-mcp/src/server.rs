@@ -429,10 +429,10 @@ impl ServerBuilder {
 
     /// Grants capabilities per caller with their scopes, as
     /// [`grant_policy`](Self::grant_policy) does: the scopes `policy` returns
-    /// are added to those granted to everyone. A scope of the wrong kind for
-    /// its capability grants nothing through it (handles refuse it as
-    /// [`Refusal::WrongKind`](crate::capability::Refusal::WrongKind)); build
-    /// scopes with [`Scope::parse`] for the capability they narrow.
+    /// are added to those granted to everyone. Entries of another kind than
+    /// their capability's (a host pattern for a paths capability) reach
+    /// nothing through its handle; build scopes with [`Scope::parse`] for the
+    /// capability they narrow.
     pub fn grant_policy_scoped<F>(mut self, policy: F) -> Self
     where
         F: Fn(Option<&Principal>) -> Vec<Grant> + Send + Sync + 'static,

@@ -168,7 +168,12 @@ impl Desk {
         #[schemars(length(min = 1, max = 1024))] path: String,
     ) -> Result<Comment, DeskError> {
         let files = ctx.fs(&DESK_FILES)?;
-        let bytes = files.read(&path, MAX_ATTACHMENT_BYTES)?;
+        // File I/O blocks: off the runtime's threads (stdio runs on one).
+        let bytes = blocking_io({
+            let path = path.clone();
+            move || files.read(&path, MAX_ATTACHMENT_BYTES)
+        })
+        .await??;
         let text = String::from_utf8(bytes)
             .map_err(|_| DeskError::InvalidInput(format!("{path:?} is not UTF-8 text")))?;
         let comment = self
@@ -197,11 +202,13 @@ impl Desk {
         let ticket = self.store.ticket(ticket_id).await?;
         let json = serde_json::to_vec_pretty(&ticket)
             .map_err(|e| DeskError::Unavailable(format!("the ticket cannot be encoded: {e}")))?;
-        files.write(&path, &json)?;
-        Ok(Exported {
-            path,
-            bytes: json.len() as u64,
+        let bytes = json.len() as u64;
+        blocking_io({
+            let path = path.clone();
+            move || files.write(&path, &json)
         })
+        .await??;
+        Ok(Exported { path, bytes })
     }
 
     /// Add a comment to a ticket, open or closed: a finding, a reply to the customer, a next step.
@@ -254,6 +261,15 @@ impl Desk {
         let ticket = self.store.ticket(ticket_id.parse()?).await?;
         Ok(vec![PromptMessage::user_text(triage_text(&ticket))])
     }
+}
+
+/// Runs filesystem work on tokio's blocking pool.
+async fn blocking_io<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, DeskError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| DeskError::Unavailable(format!("the file operation stopped: {e}")))
 }
 
 fn triage_text(ticket: &Ticket) -> String {

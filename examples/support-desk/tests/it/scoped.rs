@@ -263,6 +263,19 @@ fn a_path_that_becomes_a_symlink_out_of_the_root_is_still_contained() {
     assert_eq!(read + refused, 150);
 }
 
+/// The process's stderr once its error line arrived (the reader thread may
+/// lag behind the exit).
+fn stderr_once_written(desk: &StdioDesk) -> String {
+    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
+    loop {
+        let stderr = desk.stderr();
+        if stderr.contains("support-desk: ") || std::time::Instant::now() > deadline {
+            return stderr;
+        }
+        thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 /// Points `link` at `target` atomically (a new link renamed over the old).
 fn swap_link(link: &Path, target: &Path) {
     let fresh = link.with_extension("next");
@@ -344,7 +357,7 @@ fn each_bad_allow_entry_stops_the_server_at_startup_naming_it() {
     ] {
         let mut desk = StdioDesk::spawn(&files.scratch.args(&["--allow", &entry]));
         assert!(!desk.wait_exit(), "{entry}: a startup error");
-        let stderr = desk.stderr();
+        let stderr = stderr_once_written(&desk);
         let named = entry.rsplit(',').next().unwrap();
         assert!(stderr.contains(named), "{entry}: names the entry: {stderr}");
         assert!(stderr.contains(says), "{entry}: says why: {stderr}");
