@@ -499,7 +499,9 @@ fn bad_grants_stop_the_build_naming_the_entry() {
         ),
     ];
     for (builder, entry, says) in cases {
-        let error = builder.build().err().expect("a build error");
+        let Err(error) = builder.build() else {
+            panic!("{entry}: a build error");
+        };
         assert!(
             matches!(error, BuildError::InvalidGrant(_)),
             "{entry}: {error:?}"
