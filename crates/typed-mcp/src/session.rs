@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::{broadcast, oneshot};
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::legacy::{ClientResponse, SessionChange, SessionFacts};
-use typed_mcp_core::wire::{ResourceUpdatedParams, ResultMeta, methods};
+use typed_mcp_core::wire::methods;
 use typed_mcp_core::{RequestId, RpcError, encode};
 
 use crate::server::Server;
@@ -151,8 +151,8 @@ impl LegacySession {
         // Without a server stream (an HTTP session with no GET open) the
         // update has nowhere to go; the client re-reads when it reconnects.
         if let Some(stream) = stream {
-            let params = ResourceUpdatedParams::new(uri, ResultMeta::default());
-            let body = encode::notification(methods::RESOURCES_UPDATED, &params);
+            // The dated shape: the URI alone (no subscription id).
+            let body = encode::notification(methods::RESOURCES_UPDATED, &json!({ "uri": uri }));
             stream.send(Message::Notification(body)).await;
         }
     }

@@ -6,6 +6,8 @@
 //! HTTP 404 as "session not found" and 400 as a transport failure, while the
 //! error itself is a JSON-RPC one.
 
+use std::borrow::Cow;
+
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -16,7 +18,7 @@ use super::{
 use crate::catalog::Kind;
 use crate::legacy::{
     ClientResponse, Handshake, LATEST_LEGACY_VERSION, SessionChange, SessionFacts, SessionUpdate,
-    is_legacy_version, negotiate,
+    downgrade_message, is_legacy_version, negotiate,
 };
 use crate::wire::{
     CallToolResult, ClientCapabilities, Implementation, LoggingLevel, ServerCapabilities,
@@ -151,7 +153,17 @@ impl Router {
                 ))
             }
         };
-        let list = |kind: Kind| self.list_page(id, kind, params, context.lists, true);
+        // The pages are kept in the newest dated shape; an older revision's
+        // is made from it per request.
+        let list = |kind: Kind| match self.list_page(id, kind, params, context.lists, true)? {
+            Decision::Respond(mut response) if version != LATEST_LEGACY_VERSION => {
+                if let Cow::Owned(shaped) = downgrade_message(&response.body, version) {
+                    response.body = shaped;
+                }
+                Ok(Decision::Respond(response))
+            }
+            decision => Ok(decision),
+        };
         match method {
             methods::INITIALIZE => {
                 return Err((
@@ -252,7 +264,7 @@ impl Router {
                 )),
             );
             return Ok(Decision::Respond(Response {
-                body: crate::legacy::downgrade_message(&body, version).into_owned(),
+                body: downgrade_message(&body, version).into_owned(),
                 http_status: 200,
                 request: None,
             }));
