@@ -104,6 +104,7 @@ async def exercise_without_grant(client: Client, leg: str, receipts: Path, check
         expect(receipt.get("method"), "tools/call", "method")
         expect(receipt.get("outcome"), {"kind": "refused", "missing": [WRITE]}, "outcome")
         expect(receipt.get("scope"), [], "scope (nothing was allowed)")
+        expect(receipt.get("protocolVersion"), PROTOCOL, "protocolVersion (the era the call came in)")
         expect_receipt_ids(receipt)
 
     async def template() -> None:
@@ -145,7 +146,7 @@ async def exercise_without_grant(client: Client, leg: str, receipts: Path, check
         ("tools/call search_tickets {query: refund} -> T-1001", search),
         ("tools/call close_ticket without desk.write -> isError naming desk.write", refused_close),
         ("resources/read ticket://T-1001 -> still open", still_open),
-        ("receipt: refused, sha256 digest, 32-hex traceId", refused_receipt),
+        ("receipt: refused, sha256 digest, 32-hex traceId, era 2026-07-28", refused_receipt),
         ("resources/templates/list has ticket://{ticket_id}", template),
         ("resources/read ticket://T-1002 -> JSON", read_t1002),
         ("resources/read ticket://T-9999 -> -32602", read_unknown),
