@@ -35,7 +35,7 @@ pub(super) enum Era<'c> {
     /// A message of a dated revision without a session (a dated
     /// `MCP-Protocol-Version` header, or a session id the transport does not
     /// keep): served statelessly, with no client capabilities.
-    Stateless(SessionFacts),
+    Stateless(Box<SessionFacts>),
 }
 
 impl Era<'_> {
@@ -80,15 +80,15 @@ impl Router {
             return Some(Era::Opening);
         }
         if let Some(version) = header.filter(|v| is_legacy_version(v)) {
-            return Some(Era::Stateless(SessionFacts::stateless(version)));
+            return Some(Era::Stateless(Box::new(SessionFacts::stateless(version))));
         }
         // A session id names a dated session even without a version header
         // (2025-03-26 sends none).
         let session_id = context.headers.and_then(|h| h.get("mcp-session-id"));
         if session_id.is_some() && header.is_none() {
-            return Some(Era::Stateless(SessionFacts::stateless(
+            return Some(Era::Stateless(Box::new(SessionFacts::stateless(
                 LATEST_LEGACY_VERSION,
-            )));
+            ))));
         }
         None
     }
