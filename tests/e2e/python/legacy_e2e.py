@@ -15,6 +15,8 @@ client of client_e2e.py. Only the SDK's public client API is used.
     legacy_e2e.py --desk-http URL RECEIPTS           # a support desk serving HTTP, no grant
     legacy_e2e.py --desk-http-granted URL RECEIPTS   # ... started with --allow desk.write
     legacy_e2e.py --desk-stdio target/debug/support-desk   # spawned twice, with and without
+    legacy_e2e.py --fixture-http URL | --fixture-stdio target/debug/fixture-server
+                                                     # NeedsInput tools, asked by server requests
 
 The arguments are client_e2e.py's. Prints one line per check and, last,
 `legacy_e2e: N passed, M failed`; exits 1 if anything failed.
@@ -373,6 +375,96 @@ async def desk_stdio_leg(binary: str, leg: str, *, granted: bool, checks: Checks
             await exercise(connected, leg, receipts, checks)
 
 
+FIXTURE = "typed-mcp-conformance-fixture"
+
+
+@asynccontextmanager
+async def answering_session(streams: Any, asked: list[tuple[str, Any]]) -> AsyncIterator[Connected]:
+    """A session whose client answers elicitation and sampling requests, recording them."""
+
+    async def elicit(_context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(("elicitation", params))
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def sample(_context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append(("sampling", params))
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Paris"), model="e2e", stopReason="endTurn"
+        )
+
+    read, write = streams[0], streams[1]
+    async with ClientSession(
+        read,
+        write,
+        read_timeout_seconds=timedelta(seconds=REQUEST_TIMEOUT_S),
+        elicitation_callback=elicit,
+        sampling_callback=sample,
+    ) as session:
+        yield session, await session.initialize()
+
+
+async def exercise_needs_input(
+    connected: Connected, leg: str, asked: list[tuple[str, Any]], tool_calls: list[Any] | None, checks: Checks
+) -> None:
+    """The conformance fixture's `Answer::NeedsInput` tools, the same ones
+    client_e2e.py answers through input_required and a retry: on a legacy
+    session their handlers ask by server-to-client request (`elicitation/create`,
+    `sampling/createMessage`) within the one call."""
+    session, init = connected
+
+    async def call(tool: str, kind: str, expected_text: str) -> Any:
+        asked.clear()
+        calls_before = len(tool_calls) if tool_calls is not None else 0
+        result = await session.call_tool(tool, {})
+        expect_legacy_shape(result, "tools/call")
+        expect(result.isError, False, f"isError ({result.content!r})")
+        expect(text_of(result), expected_text, "text")
+        expect([k for k, _ in asked], [kind], "requests the server sent the client")
+        if tool_calls is not None:
+            # One call: the question travelled on its response stream, no retry.
+            expect(len(tool_calls) - calls_before, 1, "tools/call requests on the wire")
+        return asked[0][1]
+
+    async def elicitation() -> None:
+        expect(init.serverInfo.name, FIXTURE, "serverInfo name")
+        params = await call("test_input_required_result_elicitation", "elicitation", "Hello, Ada!")
+        expect(params.message, "What is your name?", "elicitation message")
+
+    async def sampling() -> None:
+        params = await call("test_input_required_result_sampling", "sampling", "The model answered: Paris")
+        expect(params.maxTokens, 100, "sampling maxTokens")
+
+    for name, check in [
+        ("NeedsInput elicitation via elicitation/create", elicitation),
+        ("NeedsInput sampling via sampling/createMessage", sampling),
+    ]:
+        await checks.run(f"{leg}: {name}", check)
+
+
+async def fixture_http_leg(url: str, checks: Checks) -> None:
+    asked: list[tuple[str, Any]] = []
+    tool_calls: list[httpx.Request] = []
+
+    async def on_request(request: httpx.Request) -> None:
+        if request.method == "POST" and json.loads(request.content).get("method") == "tools/call":
+            tool_calls.append(request)
+
+    http = httpx.AsyncClient(event_hooks={"request": [on_request]}, timeout=httpx.Timeout(REQUEST_TIMEOUT_S))
+    async with http:
+        async with streamable_http_client(url, http_client=http) as streams:
+            async with answering_session(streams, asked) as connected:
+                await exercise_needs_input(connected, "legacy fixture http", asked, tool_calls, checks)
+
+
+async def fixture_stdio_leg(binary: str, checks: Checks) -> None:
+    asked: list[tuple[str, Any]] = []
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        params = StdioServerParameters(command=binary, args=["--stdio"])
+        async with stdio_client(params, errlog=errlog) as streams:
+            async with answering_session(streams, asked) as connected:
+                await exercise_needs_input(connected, "legacy fixture stdio", asked, None, checks)
+
+
 async def main(args: argparse.Namespace) -> int:
     checks = Checks()
     legs: list[tuple[str, Callable[[], Awaitable[None]]]] = []
@@ -390,6 +482,10 @@ async def main(args: argparse.Namespace) -> int:
     if args.desk_stdio:
         for leg, granted in (("legacy desk stdio", False), ("legacy desk stdio +desk.write", True)):
             legs.append((leg, partial(desk_stdio_leg, args.desk_stdio, leg, granted=granted, checks=checks)))
+    if args.fixture_http:
+        legs.append(("legacy fixture http", partial(fixture_http_leg, args.fixture_http, checks)))
+    if args.fixture_stdio:
+        legs.append(("legacy fixture stdio", partial(fixture_stdio_leg, args.fixture_stdio, checks)))
     for leg, run in legs:
         started = time.monotonic()
         try:
@@ -413,4 +509,6 @@ if __name__ == "__main__":
         "--desk-http-granted", nargs=2, metavar=("URL", "RECEIPTS"), help="a support desk with --allow desk.write"
     )
     parser.add_argument("--desk-stdio", metavar="BINARY", help="the support-desk binary, spawned over stdio")
+    parser.add_argument("--fixture-http", metavar="URL", help="endpoint of conformance/fixture-server serving HTTP")
+    parser.add_argument("--fixture-stdio", metavar="BINARY", help="the fixture-server binary, spawned over stdio")
     sys.exit(anyio.run(main, parser.parse_args()))
