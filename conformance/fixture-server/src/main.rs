@@ -1,7 +1,9 @@
 //! `fixture-server`: the "everything" server the official MCP conformance
 //! suite (`@modelcontextprotocol/conformance`) expects, written with
 //! typed-mcp's macros. `scripts/conformance` builds it, serves it over
-//! Streamable HTTP on a loopback port and runs the suite against it.
+//! Streamable HTTP on a loopback port and runs both of the suite's
+//! requirement sets against that one endpoint: 2026-07-28 (stateless) and
+//! 2025-11-25 (sessions opened with `initialize`).
 //!
 //! ```sh
 //! cargo run -p fixture-server -- --http 127.0.0.1:3000   # at http://127.0.0.1:3000/mcp
@@ -12,9 +14,14 @@
 //! tools, a tool that fails, progress, logging, a tool that needs the
 //! `sampling` client capability, the multi round-trip (`input_required`)
 //! tools and prompt, static and templated resources, prompts with arguments,
-//! an embedded resource and an image, and a completion. Every multi
-//! round-trip tool keeps its progress in the sealed `requestState` and
-//! nothing in memory: any retry may reach any process that shares the key.
+//! an embedded resource and an image, and a completion; for the 2025-11-25
+//! set also a tool that logs three messages, sampling and elicitation tools
+//! (the SEP-1034 defaults and SEP-1330 enum forms among them) and a resource
+//! to subscribe to. Every tool that asks for input is one `Answer::NeedsInput`
+//! declaration for both eras: a 2026-07-28 client gets `input_required` and
+//! retries, a session gets server-to-client requests. Every multi round-trip
+//! tool keeps its progress in the sealed `requestState` and nothing in
+//! memory: any retry may reach any process that shares the key.
 //!
 //! Declarations use `#[tool]`, `#[resource]` and `#[prompt]` wherever those
 //! can express the contract; the few they cannot (a required client
