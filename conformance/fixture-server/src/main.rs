@@ -982,4 +982,33 @@ mod tests {
                 .all(|t| t.tool.description.as_deref().is_some_and(|d| !d.is_empty()))
         );
     }
+
+    #[test]
+    fn the_catalog_has_what_the_2025_11_25_scenarios_call() {
+        let server = server().expect("the fixture's declarations are valid");
+        let tools: Vec<&str> = server
+            .catalog()
+            .tools()
+            .iter()
+            .map(|t| t.tool.name.as_str())
+            .collect();
+        for name in [
+            "test_tool_with_logging",
+            "test_tool_with_progress",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
+        ] {
+            assert!(tools.contains(&name), "no tool {name} among {tools:?}");
+        }
+        assert!(
+            server
+                .catalog()
+                .resources()
+                .iter()
+                .any(|r| r.resource.uri == "test://watched-resource"),
+            "no resource test://watched-resource"
+        );
+    }
 }
