@@ -65,6 +65,26 @@ pub enum ClientError {
         /// The error's data, if any (boxed: the error stays small).
         data: Option<Box<Value>>,
     },
+    /// The HTTP server refused the request with a status and no JSON-RPC
+    /// answer to it.
+    #[error("{what}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// What came back, worded.
+        what: String,
+    },
+    /// In auto mode, neither era's handshake succeeded.
+    #[error(
+        "the server answered neither protocol era:\n  2026-07-28 (server/discover): {modern}\n  \
+         legacy (initialize): {legacy}"
+    )]
+    NeitherEra {
+        /// What `server/discover` got.
+        modern: Box<ClientError>,
+        /// What `initialize` got.
+        legacy: Box<ClientError>,
+    },
     /// An I/O error talking to the server.
     #[error("{0}")]
     Io(String),

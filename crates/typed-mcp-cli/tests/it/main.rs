@@ -1,8 +1,10 @@
 //! The `typed-mcp` binary against real servers: the quickstart example (over
 //! stdio and over HTTP), the crate's `lock_fixture` example and `typed-mcp mcp`
-//! itself, each a separate process.
+//! itself, each a separate process; and, with `--ignored` (scripts/cli-legacy-check),
+//! a legacy-only server of the Python SDK.
 
 mod client;
+mod legacy;
 mod lock;
 mod mcp;
 mod support;
