@@ -191,6 +191,7 @@ fuzz_target!(|data: &[u8]| {
     let facts = RouteContext {
         headers: headers.as_ref().map(|h| h as &dyn typed_mcp_core::router::Headers),
         lists: None,
+        session: None,
     };
     let decision = router.route(message, &facts);
     let reading = read(message, router.limits());
@@ -220,5 +221,14 @@ fuzz_target!(|data: &[u8]| {
                 assert!(object.get("id").is_none(), "Drop only without an id: {object:?}");
             }
         }
+        Decision::Initialize(handshake) => {
+            let object = reading.object.expect("Initialize only for a JSON object");
+            assert_eq!(object["method"], json!("initialize"));
+            let body: Value =
+                serde_json::from_slice(&handshake.response.body).expect("an answer is JSON");
+            assert_eq!(body.get("id"), reading.id.as_ref(), "the echoed id: {body:?}");
+        }
+        Decision::Session(_) => panic!("a session change without a session"),
+        _ => {}
     }
 });

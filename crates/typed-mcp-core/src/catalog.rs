@@ -513,6 +513,10 @@ pub struct Catalog {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) discover_result: Box<str>,
     pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
+    /// The same pages in the dated revisions' shape.
+    pub(crate) legacy_pages: HashMap<Kind, Vec<Box<str>>>,
+    /// The guidance `server/discover` and `initialize` give the model.
+    pub(crate) instructions: Option<String>,
     pub(crate) page_size: usize,
     pub(crate) fingerprint: String,
     pub(crate) list_cache: CacheHint,
@@ -604,7 +608,7 @@ impl Catalog {
             result_type: ResultType::Complete,
             supported_versions: SUPPORTED_VERSIONS.iter().map(|v| (*v).to_owned()).collect(),
             capabilities: capabilities.clone(),
-            instructions: options.instructions,
+            instructions: options.instructions.clone(),
             ttl_ms: cache.ttl_ms,
             cache_scope: cache.scope,
             meta: meta.clone(),
@@ -647,6 +651,8 @@ impl Catalog {
             prompt_index,
             capabilities,
             discover_result: to_json(&discover),
+            legacy_pages: legacy_pages(&pages),
+            instructions: options.instructions,
             pages,
             page_size,
             fingerprint,
@@ -791,6 +797,7 @@ impl Catalog {
             prompts.iter().map(|&i| &self.prompts[i].prompt),
         );
         ListView {
+            legacy_pages: legacy_pages(&pages),
             pages,
             page_size: self.page_size,
             fingerprint,
@@ -804,6 +811,7 @@ impl Catalog {
 #[derive(Debug)]
 pub struct ListView {
     pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
+    pub(crate) legacy_pages: HashMap<Kind, Vec<Box<str>>>,
     page_size: usize,
     fingerprint: String,
 }
@@ -923,6 +931,17 @@ impl PageContext<'_> {
             })
             .collect()
     }
+}
+
+/// Every page in the dated revisions' shape.
+fn legacy_pages(pages: &HashMap<Kind, Vec<Box<str>>>) -> HashMap<Kind, Vec<Box<str>>> {
+    pages
+        .iter()
+        .map(|(kind, pages)| {
+            let legacy = pages.iter().map(|p| crate::legacy::downgrade_page(p));
+            (*kind, legacy.collect())
+        })
+        .collect()
 }
 
 fn to_json<T: Serialize>(value: &T) -> Box<str> {

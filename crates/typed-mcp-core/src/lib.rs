@@ -51,6 +51,7 @@ pub mod encode;
 mod error;
 pub mod guard;
 mod id;
+pub mod legacy;
 pub mod router;
 #[cfg(test)]
 mod tests;
@@ -60,6 +61,7 @@ pub mod wire;
 pub use error::{RpcError, code};
 pub use guard::Limits;
 pub use id::{ProgressToken, RequestId};
+pub use legacy::{LEGACY_VERSIONS, SessionFacts};
 pub use router::{
     AnsweredRequest, Call, Decision, Declaration, Dropped, RequestMeta, Response, RouteContext,
     Router, Target,

@@ -67,6 +67,8 @@
 //! unknown resource) → 200, as it is an answer about the request's content;
 //! `-32603` → 500.
 
+mod legacy;
+
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -76,6 +78,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, HeaderParam, Kind, ListView, required_prompt_arguments};
 use crate::guard::{Limits, depth_exceeds};
+use crate::legacy::{ClientResponse, Handshake, LEGACY_VERSIONS, SessionFacts, SessionUpdate};
 use crate::wire::{
     ClientCapabilities, CompletionArgument, Implementation, LoggingLevel, Meta, SubscriptionFilter,
     meta_keys, methods,
@@ -104,6 +107,9 @@ pub struct RouteContext<'a> {
     /// The lists to answer with instead of the whole catalog's (what this
     /// caller may use); `None` answers from the catalog.
     pub lists: Option<&'a ListView>,
+    /// The legacy session the message arrived on (after an `initialize`):
+    /// the message follows the dated revision's rules.
+    pub session: Option<&'a SessionFacts>,
 }
 
 impl RouteContext<'static> {
@@ -111,6 +117,7 @@ impl RouteContext<'static> {
     pub const NONE: RouteContext<'static> = RouteContext {
         headers: None,
         lists: None,
+        session: None,
     };
 }
 
@@ -118,6 +125,7 @@ impl std::fmt::Debug for RouteContext<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RouteContext")
             .field("headers", &self.headers.is_some())
+            .field("session", &self.session)
             .finish()
     }
 }
@@ -131,6 +139,13 @@ pub enum Decision {
     Drop(Dropped),
     /// Run a handler.
     Invoke(Box<Call>),
+    /// An `initialize` was accepted: open the legacy session, then send the
+    /// answer.
+    Initialize(Box<Handshake>),
+    /// A request that changes the legacy session (`logging/setLevel`,
+    /// `resources/subscribe`, `resources/unsubscribe`): apply it, then send
+    /// the answer.
+    Session(Box<SessionUpdate>),
 }
 
 /// A complete JSON-RPC message to send, and the HTTP status to send it with.
@@ -167,6 +182,9 @@ pub struct AnsweredRequest {
     pub declaration: Option<Declaration>,
     /// The JSON-RPC error code, when the answer is an error.
     pub error_code: Option<i32>,
+    /// The revision the request was read under, once known: the
+    /// `_meta` protocol version, or a legacy session's.
+    pub protocol_version: Option<String>,
 }
 
 /// A declaration of the catalog, as a refused request named it.
@@ -215,6 +233,9 @@ pub enum Dropped {
         /// Its method, when it had one.
         method: String,
     },
+    /// On a legacy session, the client's answer to a request the server
+    /// sent it.
+    Response(ClientResponse),
 }
 
 /// The validated request envelope (`params._meta`).
@@ -323,6 +344,8 @@ pub enum CompletionTarget {
 pub struct Router {
     catalog: Catalog,
     limits: Limits,
+    /// Serve the dated revisions (`initialize`, sessions) beside 2026-07-28.
+    legacy: bool,
 }
 
 #[derive(Deserialize)]
@@ -371,7 +394,27 @@ fn header_error(message: impl Into<String>) -> Refusal {
 impl Router {
     /// A router over a built catalog.
     pub fn new(catalog: Catalog, limits: Limits) -> Self {
-        Router { catalog, limits }
+        Router {
+            catalog,
+            limits,
+            legacy: true,
+        }
+    }
+
+    /// Whether to serve clients of the dated revisions ([`LEGACY_VERSIONS`]:
+    /// `initialize`, sessions) beside 2026-07-28; on by default. Off, the
+    /// router is strictly 2026-07-28: `initialize` is answered `-32601` naming
+    /// the supported versions, and a dated `MCP-Protocol-Version` header is
+    /// refused like any other unsupported one.
+    #[must_use]
+    pub fn with_legacy_clients(mut self, serve: bool) -> Self {
+        self.legacy = serve;
+        self
+    }
+
+    /// True when the router serves clients of the dated revisions.
+    pub fn serves_legacy_clients(&self) -> bool {
+        self.legacy
     }
 
     /// The catalog.
@@ -488,7 +531,16 @@ impl Router {
             Some(Ok(method)) => method,
             Some(Err(_)) => return shape("method must be a string"),
             None if m.result.0.is_some() || m.error.0.is_some() => {
-                return shape("this server sends no requests, so it accepts no responses");
+                // Only a legacy session's server sends requests.
+                return match (context.session, id.clone()) {
+                    (Some(_), Some(id)) => Decision::Drop(Dropped::Response(
+                        legacy::client_response(id, m.result.0, m.error.0),
+                    )),
+                    (Some(_), None) => shape("a response needs the id of the request it answers"),
+                    (None, _) => {
+                        shape("this server sends no requests here, so it accepts no responses")
+                    }
+                };
             }
             None => return shape("method is required"),
         };
@@ -511,8 +563,12 @@ impl Router {
             tracestate: None,
             declaration: None,
             error_code: None,
+            protocol_version: None,
         };
-        let routed = self.route_request(&mut seen, &mut params, message, context);
+        let routed = match self.era(&seen.method, params.as_ref(), context) {
+            Some(era) => self.route_legacy(&mut seen, &mut params, message, context, era),
+            None => self.route_request(&mut seen, &mut params, message, context),
+        };
         let mut answer = match routed {
             Ok(Decision::Respond(answer)) => answer,
             Ok(decision) => return decision,
@@ -533,7 +589,8 @@ impl Router {
         context: &RouteContext<'_>,
     ) -> Result<Decision, Refusal> {
         let (id, method) = (&seen.id, seen.method.as_str());
-        // Rung 7: the legacy handshake.
+        // Rung 7: the legacy handshake, refused in strict mode (served by
+        // `route_legacy` otherwise).
         if method == methods::INITIALIZE {
             let requested = params
                 .as_ref()
@@ -630,6 +687,7 @@ impl Router {
 
         // Rung 12: the rest of the envelope.
         let meta = finish_meta(version, capabilities, meta, message)?;
+        seen.protocol_version = Some(meta.protocol_version.clone());
         seen.traceparent.clone_from(&meta.traceparent);
         seen.tracestate.clone_from(&meta.tracestate);
 
@@ -647,7 +705,7 @@ impl Router {
                 ))
             }
         };
-        let list = |kind: Kind| self.list_page(id, kind, params, lists).map(Some);
+        let list = |kind: Kind| self.list_page(id, kind, params, lists, false).map(Some);
         let listed = match method {
             methods::DISCOVER => Some(answer_raw(id, &self.catalog.discover_result)),
             methods::TOOLS_LIST => {
@@ -687,9 +745,17 @@ impl Router {
                 None
             }
             m if methods::REMOVED.contains(&m) => {
+                let dated = if self.legacy {
+                    format!(
+                        " (it is served to clients of the dated revisions {}, after initialize)",
+                        LEGACY_VERSIONS.join(", ")
+                    )
+                } else {
+                    String::new()
+                };
                 return Err((
                     RpcError::method_not_found(format!(
-                        "method {m:?} was removed from MCP in revision 2026-07-28"
+                        "method {m:?} was removed from MCP in revision 2026-07-28{dated}"
                     )),
                     404,
                 ));
@@ -748,10 +814,13 @@ impl Router {
         kind: Kind,
         params: &Map<String, Value>,
         lists: Option<&ListView>,
+        legacy: bool,
     ) -> Result<Decision, Refusal> {
-        let pages = match lists {
-            Some(view) => &view.pages[&kind],
-            None => &self.catalog.pages[&kind],
+        let pages = match (lists, legacy) {
+            (Some(view), false) => &view.pages[&kind],
+            (Some(view), true) => &view.legacy_pages[&kind],
+            (None, false) => &self.catalog.pages[&kind],
+            (None, true) => &self.catalog.legacy_pages[&kind],
         };
         let page = match params.get("cursor") {
             None | Some(Value::Null) => 0,

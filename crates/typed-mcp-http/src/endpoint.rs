@@ -351,7 +351,7 @@ fn immediate(reply: Outgoing, accepts: Accepts) -> Response {
 fn json_reply(reply: Outgoing) -> Response {
     let (code, retry_after) = match reply.message() {
         Message::Reply(r) => (r.http_status, r.retry_after),
-        Message::Notification(_) => (500, None),
+        Message::Notification(_) | Message::Request(_) => (500, None),
     };
     // The pipeline gives every overload its delay; a 503 without one still
     // tells the client when to come back.

@@ -139,6 +139,52 @@ impl ToolContext {
         }
     }
 
+    /// The context of the next round of a call whose handler asked a legacy
+    /// client for input: the same call (id, envelope, cancellation, stream,
+    /// principal, scope, trace), with the client's answers and the state
+    /// the handler left. Progress stays monotonic across rounds.
+    pub(crate) fn next_round(&self, responses: Map<String, Value>, state: Option<String>) -> Self {
+        let inner = &self.inner;
+        let next = ToolContext {
+            inner: Arc::new(Inner {
+                request_id: inner.request_id.clone(),
+                meta: inner.meta.clone(),
+                cancel: inner.cancel.clone(),
+                outbox: inner.outbox.clone(),
+                finished: AtomicBool::new(false),
+                last_progress: Mutex::new(
+                    *inner
+                        .last_progress
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner()),
+                ),
+                input_responses: Some(responses),
+                request_state: OnceLock::new(),
+                principal: inner.principal.clone(),
+                scope: inner.scope.clone(),
+                deadline: OnceLock::new(),
+                trace: inner.trace.clone(),
+                note: Mutex::new(None),
+                in_call: inner.in_call,
+                redactor: inner.redactor.clone(),
+            }),
+        };
+        if let Some(state) = state {
+            next.set_request_state(state);
+        }
+        next
+    }
+
+    /// The stream the call's messages go to.
+    pub(crate) fn outbox(&self) -> &Outbox {
+        &self.inner.outbox
+    }
+
+    /// The server's secret values, redacted from every message sent.
+    pub(crate) fn redactor(&self) -> &Redactor {
+        &self.inner.redactor
+    }
+
     /// The context of code running outside any call (a function called
     /// directly, e.g. in a unit test): no principal, no deadline, an empty
     /// scope, never cancelled, and notifications go nowhere.

@@ -84,6 +84,7 @@ pub mod receipt;
 pub mod schema;
 pub mod secret;
 mod server;
+mod session;
 pub mod state;
 mod stdio;
 mod subscribe;

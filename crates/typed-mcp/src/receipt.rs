@@ -56,6 +56,11 @@ pub struct Receipt {
     /// The W3C trace id of the request (the caller's, from `traceparent`, or a
     /// fresh one).
     pub trace_id: String,
+    /// The protocol revision the request was written in: `2026-07-28`, or
+    /// the dated revision of a legacy client's session (e.g. `2025-11-25`).
+    /// Absent when the request was refused before its revision was known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
 }
 
 /// How a call ended.

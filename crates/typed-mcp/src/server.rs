@@ -152,6 +152,8 @@ pub struct ServerBuilder {
     queue_timeout: Duration,
     drain_timeout: Duration,
     layers: Vec<BoxedLayer>,
+    legacy_clients: bool,
+    input_wait: Duration,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -172,6 +174,8 @@ impl ServerBuilder {
     pub const DEFAULT_QUEUE_TIMEOUT: Duration = Duration::from_secs(10);
     /// Default [`drain_timeout`](Self::drain_timeout).
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Default [`input_wait`](Self::input_wait): ten minutes.
+    pub const DEFAULT_INPUT_WAIT: Duration = Duration::from_secs(600);
     /// Deepest [`max_depth`](Self::max_depth) accepted: deeper values would
     /// let a message exhaust the stack of the thread that parses it.
     pub const MAX_DEPTH_CEILING: usize = 4096;
@@ -426,6 +430,32 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether to serve clients of the dated revisions (2025-11-25, 2025-06-18,
+    /// 2025-03-26) beside 2026-07-28, on the same transports and from the same
+    /// declarations (default: on). A dated client opens a session with
+    /// `initialize`; on stdio the connection is the session, over Streamable
+    /// HTTP the transport keeps it (see typed-mcp-http).
+    ///
+    /// Off, the server is strictly 2026-07-28: `initialize` is answered with
+    /// `-32601` naming the supported versions, and a dated
+    /// `MCP-Protocol-Version` header is refused like any unsupported one.
+    pub fn legacy_clients(mut self, serve: bool) -> Self {
+        self.legacy_clients = serve;
+        self
+    }
+
+    /// How long a handler's [`NeedsInput`](crate::NeedsInput) waits for a
+    /// dated client to answer each request the server sends it on the
+    /// session (`elicitation/create`, `sampling/createMessage`, `roots/list`)
+    /// — a person may be typing the answer (default
+    /// [`Self::DEFAULT_INPUT_WAIT`]). Past it the call ends with an error
+    /// saying so. (A 2026-07-28 client gets the request in an
+    /// `input_required` result instead, and retries when it has the answer.)
+    pub fn input_wait(mut self, wait: Duration) -> Self {
+        self.input_wait = wait;
+        self
+    }
+
     /// The deadline of tool calls whose declaration sets none, and of every
     /// resource read, prompt and completion (default: none). A call still
     /// running then is answered as timed out — a tool with an `isError`
@@ -547,7 +577,8 @@ impl ServerBuilder {
                 drain_timeout: self.drain_timeout,
                 default_timeout: self.default_timeout,
                 layers,
-                router: Router::new(catalog, self.limits),
+                router: Router::new(catalog, self.limits).with_legacy_clients(self.legacy_clients),
+                input_wait: self.input_wait,
                 tools: tool_handlers,
                 resources: resource_handlers,
                 templates,
@@ -651,6 +682,8 @@ pub(crate) struct Inner {
     pub(crate) redactor: Redactor,
     pub(crate) admission: Admission,
     drain_timeout: Duration,
+    /// How long a legacy session's request to the client waits for its answer.
+    pub(crate) input_wait: Duration,
     /// Resources, prompts and completers (tools keep theirs in `ToolSlot`).
     pub(crate) default_timeout: Option<Duration>,
     /// The application's layers around the handler stage, when it has any
@@ -717,6 +750,8 @@ impl Server {
             queue_timeout: ServerBuilder::DEFAULT_QUEUE_TIMEOUT,
             drain_timeout: ServerBuilder::DEFAULT_DRAIN_TIMEOUT,
             layers: Vec::new(),
+            legacy_clients: true,
+            input_wait: ServerBuilder::DEFAULT_INPUT_WAIT,
         }
     }
 

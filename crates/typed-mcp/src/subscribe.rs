@@ -50,13 +50,13 @@ impl ResourceUpdates {
         self.tx.receiver_count()
     }
 
-    fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
         self.tx.subscribe()
     }
 }
 
 /// True when an update of `published` concerns a subscription to `subscribed`.
-fn concerns(subscribed: &str, published: &str) -> bool {
+pub(crate) fn concerns(subscribed: &str, published: &str) -> bool {
     published == subscribed
         || published.strip_prefix(subscribed).is_some_and(|rest| {
             rest.starts_with('/') || subscribed.ends_with('/') || rest.starts_with('#')

@@ -196,7 +196,7 @@ impl TestClient {
                     reply_status = Some(reply.http_status);
                     true
                 }
-                Message::Notification(_) => false,
+                Message::Notification(_) | Message::Request(_) => false,
             };
             messages.push(message);
             if done {

@@ -63,7 +63,7 @@
 
 mod tasks;
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
@@ -71,6 +71,8 @@ use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::router::Headers;
 use typed_mcp_core::{Decision, Dropped, RequestId, RouteContext, RpcError, code, encode};
+
+use crate::session::LegacySession;
 
 use crate::context::Principal;
 use crate::pipeline::registry::Registry;
@@ -93,13 +95,18 @@ pub enum Message {
     /// The message that ends a request: its result or error. Nothing more is
     /// sent for that request.
     Reply(Reply),
+    /// A request the server sends the client (on a legacy session:
+    /// `elicitation/create`, `sampling/createMessage`, `roots/list`) while a
+    /// call waits for its answer: more follows. Streamable HTTP must stream
+    /// the call's response (SSE) to carry it.
+    Request(Vec<u8>),
 }
 
 impl Message {
     /// The message's JSON text (one compact object, no trailing newline).
     pub fn body(&self) -> &[u8] {
         match self {
-            Message::Notification(body) => body,
+            Message::Notification(body) | Message::Request(body) => body,
             Message::Reply(reply) => &reply.body,
         }
     }
@@ -388,6 +395,13 @@ pub enum Accepted {
     },
     /// A notification: nothing will be sent.
     Dropped,
+    /// An `initialize` was answered (its reply is queued): the connection is
+    /// now a legacy session. Streamable HTTP keeps the connection for the
+    /// session's later requests and names it in `Mcp-Session-Id`.
+    Initialized {
+        /// The reply's HTTP status.
+        http_status: u16,
+    },
     /// A handler started; its notifications and reply will follow.
     Started {
         /// The request id.
@@ -496,10 +510,18 @@ pub(crate) type InFlight = Registry<RequestId, Running>;
 /// One stream of inbound messages (a stdio pipe, one HTTP request, a test
 /// client): routes each message, runs calls as tasks, and cancels them on
 /// `notifications/cancelled`. Request ids are scoped to a connection.
+///
+/// A connection is also where a client of a dated revision keeps its session:
+/// after `initialize`, every later message on it follows that revision (see
+/// [`legacy_version`](Self::legacy_version)).
 pub struct Connection {
     pub(crate) server: Server,
     pub(crate) in_flight: Arc<Mutex<InFlight>>,
     pub(crate) tasks: Tasks,
+    /// The legacy session, once `initialize` succeeded.
+    pub(crate) session: OnceLock<Arc<LegacySession>>,
+    /// Where the session's server-initiated messages go.
+    server_stream: Arc<Mutex<Option<Outbox>>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -517,7 +539,46 @@ impl Connection {
             server,
             in_flight: Arc::default(),
             tasks: Tasks::default(),
+            session: OnceLock::new(),
+            server_stream: Arc::default(),
         }
+    }
+
+    /// The dated revision this connection's legacy session negotiated at
+    /// `initialize`; `None` before one (and for 2026-07-28 clients, which
+    /// open none).
+    pub fn legacy_version(&self) -> Option<String> {
+        self.session.get().map(|s| s.protocol_version())
+    }
+
+    /// Sends the legacy session's server-initiated messages (the
+    /// `notifications/resources/updated` of its subscriptions) to `outbox`:
+    /// stdout on stdio, the session's GET stream on Streamable HTTP. False,
+    /// and nothing changes, while another stream is attached and open.
+    pub fn attach_server_stream(&self, outbox: Outbox) -> bool {
+        let mut stream = self.server_stream.lock().unwrap_or_else(|e| e.into_inner());
+        if stream.as_ref().is_some_and(|s| !s.is_closed()) {
+            return false;
+        }
+        *stream = Some(outbox);
+        true
+    }
+
+    /// Stops sending server-initiated messages (the GET stream closed);
+    /// they are dropped until another stream is attached.
+    pub fn detach_server_stream(&self) {
+        *self.server_stream.lock().unwrap_or_else(|e| e.into_inner()) = None;
+    }
+
+    /// Ends the legacy session (an HTTP `DELETE`, or the transport closing):
+    /// its subscriptions stop, requests to the client stop waiting, and its
+    /// calls are cancelled, each with its receipt.
+    pub async fn end_session(&self) {
+        if let Some(session) = self.session.get() {
+            session.end();
+        }
+        self.detach_server_stream();
+        self.drain_within(Duration::ZERO).await;
     }
 
     /// The server this connection serves.
@@ -557,9 +618,11 @@ impl Connection {
     ) -> Accepted {
         let decision = {
             let lists = self.server.list_view(inbound.principal);
+            let facts = self.session.get().map(|s| s.facts());
             let context = RouteContext {
                 headers: inbound.headers.map(|h| h as &dyn Headers),
                 lists: lists.as_deref(),
+                session: facts.as_ref(),
             };
             self.server.router().route(message, &context)
         };
@@ -577,7 +640,43 @@ impl Connection {
                 }
                 Accepted::Dropped
             }
-            Decision::Drop(Dropped::Ignored { .. }) => Accepted::Dropped,
+            Decision::Drop(Dropped::Response(response)) => {
+                let delivered = self.session.get().is_some_and(|s| s.peer.deliver(response));
+                if !delivered {
+                    tracing::debug!("a response from the client answered no waiting request");
+                }
+                Accepted::Dropped
+            }
+            Decision::Drop(_) => Accepted::Dropped,
+            Decision::Initialize(handshake) => {
+                let handshake = *handshake;
+                let http_status = handshake.response.http_status;
+                let session = LegacySession::open(
+                    &self.server,
+                    handshake.session,
+                    self.server_stream.clone(),
+                );
+                // The router refuses a second initialize on a session, so
+                // the cell is empty here.
+                if self.session.set(session).is_err() {
+                    tracing::warn!("initialize on a connection that already has a session");
+                }
+                self.server
+                    .answered(handshake.response, inbound.principal, outbox)
+                    .await;
+                Accepted::Initialized { http_status }
+            }
+            Decision::Session(update) => {
+                let update = *update;
+                let http_status = update.response.http_status;
+                if let Some(session) = self.session.get() {
+                    session.apply(update.change);
+                }
+                self.server
+                    .answered(update.response, inbound.principal, outbox)
+                    .await;
+                Accepted::Answered { http_status }
+            }
             Decision::Invoke(call) => {
                 let reserved = reservation.map(|r| r.0);
                 self.start(
@@ -657,6 +756,14 @@ impl Connection {
                 self.cancel(id);
             }
             self.tasks.idle().await;
+        }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Some(session) = self.session.get() {
+            session.end();
         }
     }
 }

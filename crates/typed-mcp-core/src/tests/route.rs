@@ -39,16 +39,19 @@ enum Fixture {
     /// [`Fixture::Paged`] with its last tool renamed: its cursors are another
     /// catalog's.
     PagedOther,
+    /// [`Fixture::Full`], strictly 2026-07-28 (no dated clients served).
+    Strict,
 }
 
 /// Every fixture, in the order of their discriminants.
-const FIXTURES: [Fixture; 6] = [
+const FIXTURES: [Fixture; 7] = [
     Fixture::Full,
     Fixture::ToolsOnly,
     Fixture::Small,
     Fixture::Completing,
     Fixture::Paged,
     Fixture::PagedOther,
+    Fixture::Strict,
 ];
 
 fn tool(descriptor: Value) -> ToolEntry {
@@ -177,7 +180,7 @@ fn thousand_tools(last: &str) -> Vec<ToolEntry> {
 fn router(fixture: Fixture) -> Router {
     let options = CatalogOptions::new(Implementation::new("validation-fixture", "0.0.1"));
     let ((tools, resources, prompts), templates, limits) = match fixture {
-        Fixture::Full => (
+        Fixture::Full | Fixture::Strict => (
             (
                 vec![echo(), needs_sampling(), regional()],
                 vec![readme()],
@@ -213,7 +216,7 @@ fn router(fixture: Fixture) -> Router {
     };
     let catalog =
         Catalog::build(options, tools, resources, templates, prompts).expect("the fixture builds");
-    Router::new(catalog, limits)
+    Router::new(catalog, limits).with_legacy_clients(!matches!(fixture, Fixture::Strict))
 }
 
 // ---------------------------------------------------------------------------
@@ -336,6 +339,8 @@ enum Expect {
     Invoke { id: Value, kind: &'static str },
     /// A notification: nothing is sent.
     Dropped,
+    /// An `initialize` accepted at this revision.
+    Initialize { version: &'static str },
 }
 
 fn error(code: i64, id: Option<Value>, status: u16) -> Expect {
@@ -670,12 +675,106 @@ fn notifications_and_legacy_initialize(t: &mut Table) {
             .with("/data/supported", json!(SUPPORTED_VERSIONS))
             .with("/data/requested", json!("2025-11-25"))
     };
-    t.stdio("legacy initialize", &legacy, refusal());
+    t.on(
+        Fixture::Strict,
+        "strict: legacy initialize",
+        &legacy,
+        None,
+        refusal(),
+    );
+    t.on(
+        Fixture::Strict,
+        "strict: legacy initialize beats the missing header rung",
+        &legacy,
+        Some(headers(&[("Content-Type", "application/json")])),
+        refusal(),
+    );
+    let opened = || Expect::Initialize {
+        version: "2025-11-25",
+    };
+    t.stdio("legacy initialize opens a session", &legacy, opened());
     t.http(
-        "legacy initialize beats the missing header rung",
+        "legacy initialize opens a session over HTTP",
         &legacy,
         headers(&[("Content-Type", "application/json")]),
-        refusal(),
+        opened(),
+    );
+    let older = request(
+        json!(2),
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {}}),
+    );
+    t.stdio(
+        "an older served revision is echoed",
+        &older,
+        Expect::Initialize {
+            version: "2025-06-18",
+        },
+    );
+    let unknown = request(
+        json!(3),
+        "initialize",
+        json!({"protocolVersion": "2024-01-01"}),
+    );
+    t.stdio(
+        "an unknown revision is countered with the newest dated one",
+        &unknown,
+        opened(),
+    );
+    // A dated version header without a session: served statelessly.
+    let dated = || {
+        headers(&[
+            ("Content-Type", "application/json"),
+            ("MCP-Protocol-Version", "2025-11-25"),
+        ])
+    };
+    t.http(
+        "stateless dated tools/list has the dated shape",
+        &request(json!(4), "tools/list", json!({})),
+        dated(),
+        result(json!(4))
+            .with("/resultType", Value::Null)
+            .with("/ttlMs", Value::Null)
+            .with("/_meta", Value::Null)
+            .with("/tools/0/name", json!("echo")),
+    );
+    t.http(
+        "stateless dated tools/call runs",
+        &request(
+            json!(5),
+            "tools/call",
+            json!({"name": "echo", "arguments": {"text": "hi"}}),
+        ),
+        dated(),
+        Expect::Invoke {
+            id: json!(5),
+            kind: "tool",
+        },
+    );
+    t.http(
+        "stateless dated ping",
+        &request(json!(6), "ping", json!({})),
+        dated(),
+        result(json!(6)),
+    );
+    t.http(
+        "stateless dated subscribe needs a session",
+        &request(json!(7), "resources/subscribe", json!({"uri": README})),
+        dated(),
+        error(-32600, Some(json!(7)), 200).naming("needs a session"),
+    );
+    t.http(
+        "stateless dated server/discover is not part of the revision",
+        &request(json!(8), "server/discover", json!({})),
+        dated(),
+        error(-32601, Some(json!(8)), 200).naming("2025-11-25"),
+    );
+    t.on(
+        Fixture::Strict,
+        "strict: a dated header is no era",
+        &request(json!(9), "tools/list", json!({})),
+        Some(dated()),
+        error(-32020, Some(json!(9)), 400),
     );
 
     // initialize_with_a_valid_envelope_is_still_refused
@@ -1620,6 +1719,18 @@ fn cursors_and_completions(t: &mut Table) {
 fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
     match (decision, expect) {
         (Decision::Drop(_), Expect::Dropped) => Ok(()),
+        (Decision::Initialize(handshake), Expect::Initialize { version }) => {
+            let body: Value =
+                serde_json::from_slice(&handshake.response.body).map_err(|e| e.to_string())?;
+            if handshake.session.protocol_version != *version
+                || body["result"]["protocolVersion"] != *version
+                || body["result"]["capabilities"]["logging"] != json!({})
+                || body["result"].get("resultType").is_some()
+            {
+                return Err(format!("answered initialize with {body}"));
+            }
+            Ok(())
+        }
         (Decision::Invoke(call), Expect::Invoke { id, kind }) => {
             let echoed = serde_json::to_value(&call.id).unwrap();
             let actual = match call.target {
@@ -1720,6 +1831,7 @@ fn every_rung_decides_as_the_table_says() {
                 .as_ref()
                 .map(|h| h as &dyn crate::router::Headers),
             lists: None,
+            session: None,
         };
         let decision = routers[case.fixture as usize].route(&case.bytes, &facts);
         if let Err(why) = check(&decision, &case.expect) {

@@ -151,6 +151,22 @@ pub mod methods {
     pub const RESOURCES_UPDATED: &str = "notifications/resources/updated";
     /// The legacy handshake, removed in 2026-07-28.
     pub const INITIALIZE: &str = "initialize";
+    /// Legacy: the client's acknowledgement of the handshake.
+    pub const INITIALIZED: &str = "notifications/initialized";
+    /// Legacy: a liveness check.
+    pub const PING: &str = "ping";
+    /// Legacy: the session's log level.
+    pub const SET_LEVEL: &str = "logging/setLevel";
+    /// Legacy: subscribe to one resource's updates.
+    pub const RESOURCES_SUBSCRIBE: &str = "resources/subscribe";
+    /// Legacy: end a subscription.
+    pub const RESOURCES_UNSUBSCRIBE: &str = "resources/unsubscribe";
+    /// Legacy server-to-client: ask the user.
+    pub const ELICIT: &str = "elicitation/create";
+    /// Legacy server-to-client: ask the client's model.
+    pub const CREATE_MESSAGE: &str = "sampling/createMessage";
+    /// Legacy server-to-client: ask for the client's roots.
+    pub const ROOTS_LIST: &str = "roots/list";
     /// Methods that existed before 2026-07-28 and were removed from the core protocol.
     pub const REMOVED: &[&str] = &[
         "initialize",

@@ -2,8 +2,11 @@
 //! application's layers, the handler, and the output mapped to its wire
 //! result.
 
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+use serde_json::{Map, Value};
+use typed_mcp_core::legacy::is_legacy_version;
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
     CallToolResult, CompleteResult, Completion, InputRequiredResult, ReadResourceResult,
@@ -15,9 +18,11 @@ use super::record::CallRecord;
 use super::{Slot, Stopped};
 use crate::answer::{Answer, NeedsInput, check_input_requests};
 use crate::context::{CallNote, Principal, ToolContext};
+use crate::declare::Handler;
 use crate::declare::{CompletionRequest, ResourceRequest, ToolError};
 use crate::receipt::Outcome;
 use crate::server::Server;
+use crate::session::LegacySession;
 use crate::state::{BindingDigest, StateBinding};
 use crate::subscribe;
 use crate::transport::Reply;
@@ -98,6 +103,7 @@ impl Server {
 
     /// Runs the handler a call is for and encodes its response (a result or a
     /// JSON-RPC error). A panicking handler becomes `-32603`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn invoke(
         &self,
         id: &RequestId,
@@ -106,6 +112,7 @@ impl Server {
         ctx: ToolContext,
         record: CallRecord,
         slot: Slot,
+        session: Option<&Arc<LegacySession>>,
     ) -> Reply {
         // The grants were checked when the call was accepted.
         if let Some(caps) = &record.caps {
@@ -113,7 +120,7 @@ impl Server {
         }
         let mut outcome = None;
         let reply = match self
-            .invoke_target(id, target, request_state, ctx, slot, &mut outcome)
+            .invoke_target(id, target, request_state, ctx, slot, session, &mut outcome)
             .await
         {
             Ok(body) => Reply::new(body, 200),
@@ -147,6 +154,11 @@ impl Server {
                     human_duration(limit)
                 ))
             }
+            Stopped::NoInput(message) => {
+                let error = RpcError::invalid_request(message);
+                *outcome = Some(Outcome::Error { code: error.code });
+                error
+            }
             Stopped::Refused(error) => {
                 let error = super::layer_refusal(error);
                 *outcome = Some(Outcome::RefusedByLayer {
@@ -157,6 +169,7 @@ impl Server {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn invoke_target(
         &self,
         id: &RequestId,
@@ -164,6 +177,7 @@ impl Server {
         request_state: Option<String>,
         ctx: ToolContext,
         slot: Slot,
+        session: Option<&Arc<LegacySession>>,
         outcome: &mut Option<Outcome>,
     ) -> Result<Vec<u8>, RpcError> {
         let catalog = self.catalog();
@@ -188,19 +202,17 @@ impl Server {
                     self.open_state(request_state, binding, name, &ctx)?;
                 }
                 let decl = &self.inner.tools[index];
-                let finished = self
-                    .run_stage(
-                        &decl.handler,
-                        arguments,
-                        &ctx,
-                        slot,
-                        decl.timeout,
-                        "tools/call",
-                        name,
-                    )
+                let stage = Stage {
+                    timeout: decl.timeout,
+                    method: "tools/call",
+                    name,
+                };
+                let (finished, ctx) = self
+                    .run_rounds(&decl.handler, arguments, ctx, slot, stage, session)
                     .await;
                 let outcome_of_handler = match finished {
                     Ok(reply) => reply,
+                    Err(Stopped::NoInput(message)) => Err(ToolError::execution(message)),
                     Err(Stopped::TimedOut(limit)) => {
                         // A model reads a timeout best as a tool error.
                         *outcome = Some(timed_out(limit));
@@ -279,18 +291,16 @@ impl Server {
                     uri: uri.clone(),
                     variables,
                 };
-                let reply = self
-                    .run_stage(
-                        handler,
-                        request,
-                        &ctx,
-                        slot,
-                        default_timeout,
-                        "resources/read",
-                        &uri,
-                    )
-                    .await
-                    .map_err(|stopped| self.stopped("resource", &uri, stopped, outcome))??;
+                let stage = Stage {
+                    timeout: default_timeout,
+                    method: "resources/read",
+                    name: &uri,
+                };
+                let (reply, ctx) = self
+                    .run_rounds(handler, request, ctx, slot, stage, session)
+                    .await;
+                let reply =
+                    reply.map_err(|stopped| self.stopped("resource", &uri, stopped, outcome))??;
                 let contents = match reply {
                     Answer::Done(contents) => contents,
                     Answer::NeedsInput(asked) => {
@@ -322,18 +332,16 @@ impl Server {
                 .digest();
                 self.open_state(request_state, &binding, name, &ctx)?;
                 let handler = &self.inner.prompts[index].0;
-                let reply = self
-                    .run_stage(
-                        handler,
-                        arguments,
-                        &ctx,
-                        slot,
-                        default_timeout,
-                        "prompts/get",
-                        name,
-                    )
-                    .await
-                    .map_err(|stopped| self.stopped("prompt", name, stopped, outcome))??;
+                let stage = Stage {
+                    timeout: default_timeout,
+                    method: "prompts/get",
+                    name,
+                };
+                let (reply, ctx) = self
+                    .run_rounds(handler, arguments, ctx, slot, stage, session)
+                    .await;
+                let reply =
+                    reply.map_err(|stopped| self.stopped("prompt", name, stopped, outcome))??;
                 match reply {
                     Answer::Done(mut result) => {
                         result.result_type = ResultType::Complete;
@@ -393,6 +401,168 @@ impl Server {
                 ))
             }
         }
+    }
+}
+
+/// How many times in a row a handler may ask a legacy client for input
+/// before the call ends: each round is a request the person answers.
+const MAX_INPUT_ROUNDS: usize = 16;
+
+/// What the handler stage of one call is: its deadline, and the method and
+/// declaration for the application's layers.
+#[derive(Clone, Copy)]
+struct Stage<'a> {
+    timeout: Option<Duration>,
+    method: &'static str,
+    name: &'a str,
+}
+
+/// A handler's value that may be a request for input first.
+trait MayAsk: Sized {
+    /// The value, or what the handler asks for.
+    fn needs_input(self) -> Result<Self, NeedsInput>;
+}
+
+impl<T, E> MayAsk for Result<Answer<T>, E> {
+    fn needs_input(self) -> Result<Self, NeedsInput> {
+        match self {
+            Ok(Answer::NeedsInput(needs)) => Err(needs),
+            other => Ok(other),
+        }
+    }
+}
+
+impl Server {
+    /// The handler stage, and for a call of a legacy session whose handler
+    /// asks for input, the requests to the client (on the call's own stream)
+    /// and the rounds that follow with the client's answers, until the
+    /// handler answers. A 2026-07-28 call runs once: its request for input
+    /// becomes an `input_required` result. Returns the context of the last
+    /// round (the typed layer notes the outcome there).
+    async fn run_rounds<I, O>(
+        &self,
+        handler: &Handler<I, O>,
+        input: I,
+        ctx: ToolContext,
+        slot: Slot,
+        stage: Stage<'_>,
+        session: Option<&Arc<LegacySession>>,
+    ) -> (Result<O, Stopped>, ToolContext)
+    where
+        I: Clone + Send + 'static,
+        O: MayAsk + Send + 'static,
+    {
+        let Stage {
+            timeout,
+            method,
+            name,
+        } = stage;
+        if !is_legacy_version(&ctx.meta().protocol_version) {
+            let finished = self
+                .run_stage(handler, input, &ctx, slot, timeout, method, name)
+                .await;
+            return (finished, ctx);
+        }
+        let (mut ctx, mut slot) = (ctx, slot);
+        let mut round = 0;
+        loop {
+            round += 1;
+            let finished = self
+                .run_stage(
+                    handler,
+                    input.clone(),
+                    &ctx,
+                    slot.take(),
+                    timeout,
+                    method,
+                    name,
+                )
+                .await;
+            let needs = match finished.map(MayAsk::needs_input) {
+                Ok(Ok(value)) => return (Ok(value), ctx),
+                Err(stopped) => return (Err(stopped), ctx),
+                Ok(Err(needs)) => needs,
+            };
+            if round >= MAX_INPUT_ROUNDS {
+                let message = format!(
+                    "{name:?} asked the client for input {MAX_INPUT_ROUNDS} times in a row; the call ends"
+                );
+                return (Err(Stopped::NoInput(message)), ctx);
+            }
+            match self.ask_client(session, &ctx, name, needs).await {
+                Ok((responses, state)) => {
+                    let next = ctx.next_round(responses, state);
+                    ctx.finish();
+                    ctx = next;
+                    // Waiting for a person held no slot; running again takes one.
+                    slot = Some(self.acquire_slot().await);
+                }
+                Err(message) => return (Err(Stopped::NoInput(message)), ctx),
+            }
+        }
+    }
+
+    /// Sends a legacy client the requests a handler asked for, one after the
+    /// other, and collects the answers by key (the shape a 2026-07-28 client
+    /// sends as `inputResponses`). Only kinds the client declared at
+    /// `initialize` are sent; without a session nothing can be.
+    async fn ask_client(
+        &self,
+        session: Option<&Arc<LegacySession>>,
+        ctx: &ToolContext,
+        name: &str,
+        needs: NeedsInput,
+    ) -> Result<(Map<String, Value>, Option<String>), String> {
+        let asked = needs.into_result();
+        if let Err(refusal) = check_input_requests(&asked, ctx) {
+            let missing: Vec<String> = refusal
+                .data
+                .as_ref()
+                .and_then(|d| d.get("requiredCapabilities").or(Some(d)))
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            return Err(format!(
+                "{name:?} needs the client capability {} to ask for input, and this client did not declare it at initialize",
+                missing.join(", ")
+            ));
+        }
+        let requests = asked.input_requests.unwrap_or_default();
+        let Some(session) = session else {
+            let methods: Vec<&str> = requests
+                .values()
+                .filter_map(|r| r.get("method").and_then(Value::as_str))
+                .collect();
+            return Err(format!(
+                "{name:?} needs input from the client ({}), but this request came without a session that could carry a request to the client: initialize a session (and send its Mcp-Session-Id), or use MCP 2026-07-28",
+                methods.join(", ")
+            ));
+        };
+        let mut responses = Map::new();
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            let params = request.get("params").cloned().unwrap_or(Value::Null);
+            let redact = |body: Vec<u8>| {
+                let redacted = match ctx.redactor().redact_json(&body) {
+                    std::borrow::Cow::Owned(redacted) => Some(redacted),
+                    std::borrow::Cow::Borrowed(_) => None,
+                };
+                redacted.unwrap_or(body)
+            };
+            let answer = session
+                .peer
+                .request(
+                    ctx.outbox(),
+                    redact,
+                    method,
+                    &params,
+                    &ctx.cancellation_token(),
+                    self.inner.input_wait,
+                )
+                .await?;
+            responses.insert(key, answer);
+        }
+        Ok((responses, asked.request_state))
     }
 }
 

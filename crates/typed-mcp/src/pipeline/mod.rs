@@ -52,6 +52,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 use tracing::Instrument as _;
+use typed_mcp_core::legacy::{downgrade_message, is_legacy_version};
 use typed_mcp_core::{Call, RequestId, Response, RpcError, Target, code};
 
 pub(crate) use record::CallRecord;
@@ -74,6 +75,9 @@ pub(crate) enum Stopped {
     Panicked(String),
     TimedOut(Duration),
     Refused(BoxError),
+    /// A legacy client could not be asked for the input the handler needs
+    /// (undeclared capability, no session, no answer): why.
+    NoInput(String),
 }
 
 /// The server's bound on accepted, unfinished work (see the transport
@@ -350,6 +354,7 @@ impl Connection {
             return Err(Box::new(record));
         };
         let task_server = self.server.clone();
+        let session = self.session.get().cloned();
         let registry = self.in_flight.clone();
         let outbox = outbox.clone();
         let token = cancel;
@@ -382,9 +387,26 @@ impl Connection {
                     server.redactor().clone(),
                 );
                 ctx.set_trace(trace);
+                let legacy = is_legacy_version(&ctx.meta().protocol_version);
                 let mut reply = server
-                    .invoke(&id, target, request_state, ctx.clone(), record, slot)
+                    .invoke(
+                        &id,
+                        target,
+                        request_state,
+                        ctx.clone(),
+                        record,
+                        slot,
+                        session.as_ref(),
+                    )
                     .await;
+                // A dated client gets the result in its revision's shape.
+                if legacy {
+                    let version = &ctx.meta().protocol_version;
+                    if let std::borrow::Cow::Owned(shaped) = downgrade_message(&reply.body, version)
+                    {
+                        reply.body = shaped;
+                    }
+                }
                 // No secret value leaves in a result or an error message.
                 if let std::borrow::Cow::Owned(redacted) =
                     server.redactor().redact_json(&reply.body)

@@ -285,7 +285,16 @@ impl Server {
             (None, _) => "completion/complete",
         };
         let trace = TraceContext::from_meta(&call.meta);
-        self.open(method, &call.id, subject, principal, trace, Some(cancel))
+        let version = Some(call.meta.protocol_version.as_str());
+        self.open(
+            method,
+            &call.id,
+            subject,
+            principal,
+            trace,
+            version,
+            Some(cancel),
+        )
     }
 
     /// Opens the record of a request the router answered itself: its span,
@@ -309,6 +318,7 @@ impl Server {
             subject,
             principal,
             trace,
+            request.protocol_version.as_deref(),
             None,
         )
         .0
@@ -321,6 +331,7 @@ impl Server {
         subject: Option<Subject<'_>>,
         principal: Option<&Principal>,
         mut trace: TraceContext,
+        protocol_version: Option<&str>,
         cancel: Option<&tokio_util::sync::CancellationToken>,
     ) -> (CallRecord, TraceContext) {
         let span = crate::trace::request_span(
@@ -346,6 +357,7 @@ impl Server {
                 outcome: Outcome::Cancelled,
                 duration_us: 0,
                 trace_id: trace.trace_id().to_string(),
+                protocol_version: protocol_version.map(str::to_owned),
             });
         let record = CallRecord {
             server: self.clone(),

@@ -90,6 +90,9 @@ impl Server {
             .name("typed-mcp-stdout".into())
             .spawn(move || write_loop(output, inbox))?;
         let connection = Connection::new(self);
+        // A dated client's session lives as long as the pipe: its
+        // server-initiated messages (resource updates) share stdout.
+        connection.attach_server_stream(outbox.clone());
         let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, input), max);
         // One waiter on the shutdown for the whole stream, not one per line.
         let mut stop = std::pin::pin!(shutdown.wait());

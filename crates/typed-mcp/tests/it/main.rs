@@ -6,6 +6,7 @@
 
 mod api;
 mod catalog;
+mod eras;
 mod governance;
 mod macros;
 mod models;

@@ -384,6 +384,7 @@ async fn a_transport_can_be_written_against_the_transport_module_alone() {
                 kinds.push(match out.message() {
                     Message::Notification(_) => "notification",
                     Message::Reply(_) => "reply",
+                    Message::Request(_) => "request",
                 });
                 server_write.write_all(out.body()).await.unwrap();
                 server_write.write_all(b"\n").await.unwrap();

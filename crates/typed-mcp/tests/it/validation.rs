@@ -371,6 +371,7 @@ async fn a_server_with_resources_routes_subscriptions_listen() {
         &RouteContext {
             headers: Some(&headers),
             lists: None,
+            session: None,
         },
     );
     assert!(matches!(decision, Decision::Invoke(_)), "{decision:?}");
