@@ -4,6 +4,7 @@
 //! a legacy-only server of the Python SDK.
 
 mod client;
+mod era;
 mod legacy;
 mod lock;
 mod mcp;
