@@ -355,7 +355,10 @@ impl Client {
         let bytes = serde_json::to_vec(&message).expect("a Value serializes");
         let sent = async {
             match &mut self.transport {
-                Transport::Http(http) => http.notify(bytes, &headers, method).await,
+                Transport::Http(http) => {
+                    http.notify(bytes, &headers, &format!("the notification {method}"))
+                        .await
+                }
                 Transport::Stdio(stdio) => stdio.notify(&bytes).await,
             }
         };

@@ -14,7 +14,7 @@
 
 use std::fmt;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::error::ClientError;
 
@@ -101,6 +101,19 @@ impl LegacySession {
             "legacy ({}, a session opened by initialize; {})",
             self.version, self.because
         )
+    }
+}
+
+/// The answer to a request the server sent: `ping` is answered; this client
+/// declares no capabilities, so anything else is a method it does not serve.
+pub fn answer_server_request(id: &Value, method: &str) -> Value {
+    if method == "ping" {
+        json!({"jsonrpc": "2.0", "id": id, "result": {}})
+    } else {
+        json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32601,
+            "message": format!("the typed-mcp CLI declares no client capabilities and does not serve {method}")
+        }})
     }
 }
 

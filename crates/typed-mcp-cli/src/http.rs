@@ -144,6 +144,31 @@ impl HttpTransport {
                             session_id,
                         });
                     }
+                    if let (Some(request_id), Some(asked)) = (
+                        message.get("id"),
+                        message.get("method").and_then(Value::as_str),
+                    ) {
+                        // A request of the server's on the request's stream (a
+                        // legacy session may ping): answered by a POST of its
+                        // own, in the same session.
+                        let answer = crate::era::answer_server_request(request_id, asked);
+                        let session: Vec<(String, String)> = headers
+                            .iter()
+                            .filter(|(name, _)| {
+                                name.eq_ignore_ascii_case(SESSION_ID)
+                                    || name.eq_ignore_ascii_case("mcp-protocol-version")
+                            })
+                            .cloned()
+                            .collect();
+                        let bytes = serde_json::to_vec(&answer).expect("a Value serializes");
+                        self.notify(
+                            bytes,
+                            &session,
+                            &format!("the answer to the server's {asked}"),
+                        )
+                        .await?;
+                        continue;
+                    }
                     if show_notifications && message.get("id").is_none() {
                         crate::show::notification(&message);
                     }
@@ -235,13 +260,14 @@ impl HttpTransport {
         }
     }
 
-    /// POSTs one notification; the server accepts it with a 2xx (202 with no
-    /// body, as a rule).
+    /// POSTs one notification, or a response to a request of the server's
+    /// (`what` names it for an error); the server accepts it with a 2xx (202
+    /// with no body, as a rule).
     pub async fn notify(
         &self,
         message: Vec<u8>,
         headers: &[(String, String)],
-        method: &str,
+        what: &str,
     ) -> Result<(), ClientError> {
         let response = self.send(Method::POST, message, headers).await?;
         let status = response.status();
@@ -258,7 +284,7 @@ impl HttpTransport {
         Err(self.refused(
             status,
             format!(
-                "{}: the notification {method} was refused: HTTP {status} with {}",
+                "{}: {what} was refused: HTTP {status} with {}",
                 self.url,
                 if bytes.is_empty() {
                     "an empty body".to_owned()

@@ -365,9 +365,10 @@ pub fn call(result: &Value) -> String {
                 .as_object()
                 .filter(|o| o.len() == 1)
                 .and_then(|o| o.get("result"));
-            if parsed.as_ref() == Some(structured)
-                || (parsed.is_some() && parsed.as_ref() == wrapped)
-            {
+            let mirrors_wrapped = wrapped.is_some_and(|value| {
+                parsed.as_ref() == Some(value) || value.as_str() == Some(block.as_str())
+            });
+            if parsed.as_ref() == Some(structured) || mirrors_wrapped {
                 continue;
             }
         }
@@ -488,6 +489,9 @@ mod tests {
         let result = json!({"content": [{"type": "text", "text": "5"}],
                             "structuredContent": {"result": 5}});
         assert_eq!(call(&result), "{\n  \"result\": 5\n}\n");
+        let result = json!({"content": [{"type": "text", "text": "hi"}],
+                            "structuredContent": {"result": "hi"}});
+        assert_eq!(call(&result), "{\n  \"result\": \"hi\"\n}\n");
         // Text that only looks like the value is kept.
         let result = json!({"content": [{"type": "text", "text": "five"}],
                             "structuredContent": {"result": 5}});

@@ -6,7 +6,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -148,7 +148,7 @@ impl StdioTransport {
             ) {
                 // A request of the server's (a legacy session may ping): it
                 // waits for an answer, so it gets one.
-                let answer = answer_server_request(request_id, asked);
+                let answer = crate::era::answer_server_request(request_id, asked);
                 if let Some(stdin) = self.stdin.as_mut() {
                     let bytes = serde_json::to_vec(&answer).expect("a Value serializes");
                     let _ = write_line(stdin, &bytes).await;
@@ -209,19 +209,6 @@ async fn write_line(stdin: &mut ChildStdin, message: &[u8]) -> io::Result<()> {
     line.push(b'\n');
     stdin.write_all(&line).await?;
     stdin.flush().await
-}
-
-/// The answer to a request the server sent: `ping` is answered; this client
-/// declares no capabilities, so anything else is a method it does not serve.
-fn answer_server_request(id: &Value, method: &str) -> Value {
-    if method == "ping" {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
-    } else {
-        json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32601,
-            "message": format!("the typed-mcp CLI declares no client capabilities and does not serve {method}")
-        }})
-    }
 }
 
 /// At most 200 characters of `text`, for an error message.

@@ -128,7 +128,7 @@ fn every_command_works(server: &[&str], discover_said: &str, streams: bool) {
     let out = run(&with_server(&["call", "nope"], server)).code(2);
     assert!(
         out.stderr
-            .contains("the server has no tool named \"nope\"; it offers: add, count"),
+            .contains("the server has no tool named \"nope\"; it offers: add, count, ping_client"),
         "{out:#?}"
     );
 
@@ -145,6 +145,12 @@ fn every_command_works(server: &[&str], discover_said: &str, streams: bool) {
         assert!(
             out.stderr.contains("log [info]: counted to 3\n"),
             "{out:#?}"
+        );
+        // The server's own request inside the call (a ping) is answered.
+        let out = run(&with_server(&["call", "ping_client"], server)).ok();
+        assert_eq!(
+            out.stdout,
+            "{\n  \"result\": \"the client answered the ping\"\n}\n"
         );
     } else {
         assert!(!out.stderr.contains("progress:"), "{out:#?}");
@@ -201,7 +207,7 @@ fn lock_of(server: &[&str]) -> String {
     let out = run(&with_server(&["lock", "--lock", &path], server)).ok();
     assert!(
         out.stdout
-            .contains("(2 tools, 1 prompt, 1 resource, 1 resource template)"),
+            .contains("(3 tools, 1 prompt, 1 resource, 1 resource template)"),
         "{out:#?}"
     );
     std::fs::read_to_string(&*path).expect("the lock was written")
@@ -301,6 +307,40 @@ fn legacy_over_http(answers: &[&str]) {
             ),
         ]
     );
+
+    if answers.is_empty() {
+        // The server's ping on the call's stream is answered by a POST in the
+        // same session, before the call's answer arrives.
+        let out = run(&["call", "ping_client", "--", &url]).ok();
+        assert!(
+            out.stdout.contains("the client answered the ping"),
+            "{out:#?}"
+        );
+        let lines = wire_lines(&server, 7);
+        assert_eq!(lines.len(), 7, "{lines:#?}");
+        let session = lines[2]
+            .split(" session=")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .expect("a session id");
+        assert_eq!(
+            lines[4..],
+            [
+                format!(
+                    "wire: POST rpc=tools/call meta=no session={session} version=2025-11-25 \
+                     mcp-method=- -> 200"
+                ),
+                format!(
+                    "wire: POST rpc=response meta=no session={session} version=2025-11-25 \
+                     mcp-method=- -> 202"
+                ),
+                format!(
+                    "wire: DELETE rpc=- meta=no session={session} version=2025-11-25 \
+                     mcp-method=- -> 200"
+                ),
+            ]
+        );
+    }
 
     every_command_works(
         &[&url],

@@ -1,6 +1,7 @@
 """A legacy-only MCP server (the Python SDK pinned in requirements.txt, which
-speaks dated revisions up to 2025-11-25) for the CLI's era tests: two tools
-(one reports progress and logs), a resource, a resource template and a prompt.
+speaks dated revisions up to 2025-11-25) for the CLI's era tests: three tools
+(one reports progress and logs, one pings the client), a resource, a resource
+template and a prompt.
 
     python server.py                    stdio
     python server.py --http             Streamable HTTP on a free loopback port,
@@ -22,7 +23,9 @@ import logging
 import socket
 import sys
 
+import mcp.types as types
 from mcp.server.fastmcp import Context, FastMCP
+from mcp.shared.message import ServerMessageMetadata
 
 # The SDK's info lines ("Processing request ...") would bury the wire log.
 logging.disable(logging.INFO)
@@ -47,6 +50,18 @@ async def count(to: int, ctx: Context) -> int:
         await ctx.report_progress(step, to, "counting")
     await ctx.info(f"counted to {to}")
     return to
+
+
+@app.tool()
+async def ping_client(ctx: Context) -> str:
+    """Ping the client from inside this call, and say that it answered."""
+    # Related to this call, so over HTTP it goes on this request's stream.
+    await ctx.session.send_request(
+        types.ServerRequest(types.PingRequest(method="ping")),
+        types.EmptyResult,
+        metadata=ServerMessageMetadata(related_request_id=ctx.request_id),
+    )
+    return "the client answered the ping"
 
 
 @app.resource("legacy://readme", mime_type="text/plain")
