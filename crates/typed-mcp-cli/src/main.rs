@@ -7,7 +7,7 @@
 //! By default (`--era auto`) the client asks `server/discover` (2026-07-28,
 //! stateless, a `_meta` envelope on every request). When the answer shows the
 //! server does not speak 2026-07-28 (a JSON-RPC error such as `-32601` or
-//! `-32602`, `-32022` listing only dated revisions, or over HTTP a 400, 404 or
+//! `-32602`, `-32022` listing a dated revision, or over HTTP a 400, 404 or
 //! 405 without a JSON-RPC answer), it opens a legacy session instead:
 //! `initialize` offering 2025-11-25 (2025-06-18 and 2025-03-26 are accepted as
 //! the server's counter-offer), `notifications/initialized`, then requests
@@ -65,7 +65,7 @@ serves MCP over stdio (it is started, and stopped when done):
 
 Eras: by default (--era auto) the client asks server/discover (2026-07-28) and,
 when the server shows it does not speak it (a JSON-RPC error such as -32601 or
--32602, -32022 listing only dated versions, or HTTP 400/404/405 without an
+-32602, -32022 listing a dated version, or HTTP 400/404/405 without an
 answer), opens a legacy session: initialize offering 2025-11-25 (2025-06-18
 and 2025-03-26 accepted), then requests without the _meta envelope; over HTTP
 with the session's Mcp-Session-Id, ended by a DELETE. The legacy era is named
@@ -117,7 +117,8 @@ struct Server {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show what the server is: name, version, protocol versions, capabilities.
+    /// Show what the server is: name, version, the protocol era and versions it
+    /// speaks, capabilities.
     Discover {
         #[command(flatten)]
         server: Server,
