@@ -571,6 +571,10 @@ impl Router {
         };
         let mut answer = match routed {
             Ok(Decision::Respond(answer)) => answer,
+            Ok(Decision::Session(mut update)) => {
+                update.response.request = Some(Box::new(seen));
+                return Decision::Session(update);
+            }
             Ok(decision) => return decision,
             Err((error, status)) => {
                 seen.error_code = Some(error.code);

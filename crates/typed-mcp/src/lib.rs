@@ -2,7 +2,10 @@
 //!
 //! typed-mcp targets MCP revision **2026-07-28**, the stateless one: no
 //! `initialize`, every request carries its own `_meta` envelope, and clients
-//! learn what a server offers with `server/discover`.
+//! learn what a server offers with `server/discover`. The same server, from the
+//! same declarations, also serves clients of the dated revisions (2025-11-25,
+//! 2025-06-18, 2025-03-26), which open a session with `initialize`
+//! ([`ServerBuilder::legacy_clients`] turns that off).
 //!
 //! Write a function, mark it [`#[tool]`](tool) (or [`resource`], [`prompt`]),
 //! and hand it to the [`Server`] builder: the input schema the model reads,

@@ -35,7 +35,7 @@ pub(super) enum Era<'c> {
     /// A message of a dated revision without a session (a dated
     /// `MCP-Protocol-Version` header, or a session id the transport does not
     /// keep): served statelessly, with no client capabilities.
-    Stateless(SessionFacts),
+    Stateless(Box<SessionFacts>),
 }
 
 impl Era<'_> {
@@ -80,15 +80,15 @@ impl Router {
             return Some(Era::Opening);
         }
         if let Some(version) = header.filter(|v| is_legacy_version(v)) {
-            return Some(Era::Stateless(SessionFacts::stateless(version)));
+            return Some(Era::Stateless(Box::new(SessionFacts::stateless(version))));
         }
         // A session id names a dated session even without a version header
         // (2025-03-26 sends none).
         let session_id = context.headers.and_then(|h| h.get("mcp-session-id"));
         if session_id.is_some() && header.is_none() {
-            return Some(Era::Stateless(SessionFacts::stateless(
+            return Some(Era::Stateless(Box::new(SessionFacts::stateless(
                 LATEST_LEGACY_VERSION,
-            )));
+            ))));
         }
         None
     }
@@ -103,6 +103,24 @@ impl Router {
         context: &RouteContext<'_>,
         era: Era<'_>,
     ) -> Result<Decision, Refusal> {
+        // A dated client that sends the version header sends the session's;
+        // any other is a bad request (HTTP 400, as the dated transport says).
+        if let Era::Session(facts) = &era
+            && let Some(header) = context
+                .headers
+                .and_then(|h| h.get("mcp-protocol-version"))
+                .map(str::trim)
+            && header != facts.protocol_version
+        {
+            seen.protocol_version = Some(facts.protocol_version.clone());
+            return Err((
+                RpcError::invalid_request(format!(
+                    "MCP-Protocol-Version header {header:?} does not match the session's revision {:?}",
+                    facts.protocol_version
+                )),
+                400,
+            ));
+        }
         self.legacy_ladder(seen, params, message, context, era)
             .map_err(|(error, _)| (error, 200))
     }
@@ -123,21 +141,6 @@ impl Router {
         };
         let version = facts.protocol_version.as_str();
         seen.protocol_version = Some(version.to_owned());
-        // A dated client that sends the version header sends the session's.
-        if let Era::Session(_) = era
-            && let Some(header) = context
-                .headers
-                .and_then(|h| h.get("mcp-protocol-version"))
-                .map(str::trim)
-            && header != version
-        {
-            return Err((
-                RpcError::invalid_request(format!(
-                    "MCP-Protocol-Version header {header:?} does not match the session's revision {version:?}"
-                )),
-                400,
-            ));
-        }
         let id = &seen.id;
         let stateless = matches!(era, Era::Stateless(_));
         let caps = &self.catalog.capabilities;
@@ -391,4 +394,159 @@ fn read_error(raw: &str) -> RpcError {
         error = error.with_data(data.clone());
     }
     error
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::catalog::{Catalog, CatalogOptions, ResourceEntry, ToolEntry};
+    use crate::legacy::{SessionChange, SessionFacts};
+    use crate::router::{Decision, Dropped, RouteContext, Router};
+    use crate::wire::{Implementation, LoggingLevel, Resource, Tool};
+    use crate::{Limits, RequestId};
+
+    fn router() -> Router {
+        let tool = |name: &str| {
+            ToolEntry::new(
+                Tool::new(name, json!({"type": "object"})).with_description("A session fixture."),
+            )
+        };
+        let resource = ResourceEntry::new(
+            serde_json::from_value::<Resource>(
+                json!({"uri": "test://r", "name": "r", "description": "A resource."}),
+            )
+            .unwrap(),
+        );
+        let catalog = Catalog::build(
+            CatalogOptions::new(Implementation::new("sessions", "0.1.0")),
+            vec![
+                tool("plain"),
+                tool("asks").with_required_client_capability("sampling"),
+            ],
+            vec![resource],
+            vec![],
+            vec![],
+        )
+        .unwrap();
+        Router::new(catalog, Limits::default())
+    }
+
+    fn facts() -> SessionFacts {
+        let mut facts = SessionFacts::stateless("2025-06-18");
+        facts.log_level = Some(LoggingLevel::Warning);
+        facts
+    }
+
+    fn on_session(
+        router: &Router,
+        message: Value,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Decision {
+        let facts = facts();
+        let context = RouteContext {
+            headers: headers.as_ref().map(|h| h as &dyn crate::router::Headers),
+            lists: None,
+            session: Some(&facts),
+        };
+        router.route(&serde_json::to_vec(&message).unwrap(), &context)
+    }
+
+    fn answered(decision: Decision) -> (Value, u16) {
+        match decision {
+            Decision::Respond(r) => (serde_json::from_slice(&r.body).unwrap(), r.http_status),
+            other => panic!("expected an answer, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_call_on_a_session_carries_the_session_facts_and_its_own_meta() {
+        let decision = on_session(
+            &router(),
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+                "name": "plain", "arguments": {}, "_meta": {"progressToken": 9, "custom": true}}}),
+            None,
+        );
+        let Decision::Invoke(call) = decision else {
+            panic!("expected a call, got {decision:?}");
+        };
+        assert_eq!(call.meta.protocol_version, "2025-06-18");
+        assert_eq!(call.meta.log_level, Some(LoggingLevel::Warning));
+        assert_eq!(call.meta.progress_token, Some(RequestId::integer(9)));
+        assert_eq!(call.meta.other.get("custom"), Some(&json!(true)));
+    }
+
+    #[test]
+    fn responses_reach_the_session_and_are_refused_without_one() {
+        let router = router();
+        let ok = json!({"jsonrpc": "2.0", "id": 5, "result": {"action": "decline"}});
+        match on_session(&router, ok.clone(), None) {
+            Decision::Drop(Dropped::Response(r)) => {
+                assert_eq!(r.id, RequestId::integer(5));
+                assert_eq!(r.outcome, Ok(json!({"action": "decline"})));
+            }
+            other => panic!("{other:?}"),
+        }
+        let failed = json!({"jsonrpc": "2.0", "id": 6, "error": {"code": -1, "message": "no"}});
+        match on_session(&router, failed, None) {
+            Decision::Drop(Dropped::Response(r)) => {
+                let error = r.outcome.unwrap_err();
+                assert_eq!((error.code, error.message.as_str()), (-1, "no"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let (body, status) =
+            answered(router.route(&serde_json::to_vec(&ok).unwrap(), &RouteContext::NONE));
+        assert_eq!(
+            (body["error"]["code"].clone(), status),
+            (json!(-32600), 400)
+        );
+    }
+
+    #[test]
+    fn session_changes_are_decided_and_bad_ones_refused_with_200() {
+        let router = router();
+        let set = json!({"jsonrpc": "2.0", "id": 1, "method": "logging/setLevel", "params": {"level": "debug"}});
+        match on_session(&router, set, None) {
+            Decision::Session(update) => {
+                assert_eq!(update.change, SessionChange::LogLevel(LoggingLevel::Debug));
+            }
+            other => panic!("{other:?}"),
+        }
+        let subscribe = json!({"jsonrpc": "2.0", "id": 2, "method": "resources/subscribe", "params": {"uri": "test://r"}});
+        assert!(matches!(
+            on_session(&router, subscribe, None),
+            Decision::Session(_)
+        ));
+        let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "resources/subscribe", "params": {"uri": "test://nope"}});
+        let (body, status) = answered(on_session(&router, unknown, None));
+        assert_eq!(
+            (body["error"]["code"].clone(), status),
+            (json!(-32602), 200)
+        );
+        assert_eq!(body["error"]["data"]["uri"], "test://nope");
+        let loud = json!({"jsonrpc": "2.0", "id": 4, "method": "logging/setLevel", "params": {"level": "loud"}});
+        let (body, status) = answered(on_session(&router, loud, None));
+        assert_eq!(
+            (body["error"]["code"].clone(), status),
+            (json!(-32602), 200)
+        );
+    }
+
+    #[test]
+    fn a_missing_client_capability_is_a_tool_error_and_a_foreign_version_header_a_400() {
+        let router = router();
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "asks"}});
+        let (body, status) = answered(on_session(&router, call.clone(), None));
+        assert_eq!(status, 200);
+        assert_eq!(body["result"]["isError"], true, "{body}");
+        assert!(body["result"].get("resultType").is_none(), "{body}");
+        let header = vec![("MCP-Protocol-Version".to_owned(), "2025-11-25".to_owned())];
+        let (body, status) = answered(on_session(&router, call, Some(header)));
+        assert_eq!(
+            (body["error"]["code"].clone(), status),
+            (json!(-32600), 400)
+        );
+    }
 }

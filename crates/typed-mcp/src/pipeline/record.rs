@@ -324,6 +324,7 @@ impl Server {
         .0
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn open(
         &self,
         method: &str,

@@ -582,3 +582,59 @@ async fn the_strict_setting_answers_initialize_with_the_supported_versions() {
     assert_eq!(call["result"]["resultType"], "complete", "{call}");
     wire.close().await;
 }
+
+#[tokio::test]
+async fn a_dated_call_continues_the_trace_and_is_redacted_and_bounded_like_any_other() {
+    const TRACE: &str = "4bf92f3577b34da6a3ce929d0e0e4736";
+    let receipts = MemorySink::new();
+    let server = Server::new("governed", "0.1.0")
+        .secret_values(["hunter2-secret"])
+        .input_wait(Duration::from_millis(300))
+        .receipt_sink(receipts.clone())
+        .tool(
+            ToolDecl::builder("leaky")
+                .description("Asks with a secret in the question.")
+                .input_schema(json!({"type": "object"}))
+                .handler(|_a, _c| async {
+                    Ok::<_, ToolError>(Answer::<CallToolResult>::NeedsInput(
+                        NeedsInput::new().elicit(
+                            "pin",
+                            "Is hunter2-secret your password?",
+                            json!({"type": "object", "properties": {"ok": {"type": "boolean"}}}),
+                        ),
+                    ))
+                }),
+        )
+        .build()
+        .unwrap();
+    let mut wire = Wire::serve(server);
+    wire.initialize(json!({"elicitation": {}})).await;
+    wire.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "leaky", "arguments": {},
+        "_meta": {"traceparent": format!("00-{TRACE}-00f067aa0ba902b7-01")}}}),
+    )
+    .await;
+    // The request to the client leaves by the same redacting exit.
+    let request = wire.next().await;
+    assert_eq!(request["method"], "elicitation/create");
+    let text = request.to_string();
+    assert!(!text.contains("hunter2-secret"), "{text}");
+    // Nobody answers: the wait is bounded, and the model is told why.
+    let done = wire.next().await;
+    assert_eq!(done["id"], 1);
+    assert_eq!(done["result"]["isError"], true, "{done}");
+    assert!(
+        done["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer elicitation/create"),
+        "{done}"
+    );
+    let (_, ping) = wire.request(2, "ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+    wire.close().await;
+    let receipt = receipts.take().pop().expect("a receipt");
+    assert_eq!(receipt.trace_id, TRACE);
+    assert_eq!(receipt.protocol_version.as_deref(), Some("2025-11-25"));
+}

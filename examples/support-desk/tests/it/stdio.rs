@@ -370,3 +370,106 @@ fn the_readme_client_configuration_starts_a_server() {
     );
     assert_eq!(closed["structuredContent"]["status"], "closed", "{closed}");
 }
+
+/// A client of the dated revision 2025-11-25 (`initialize`, no `_meta`
+/// envelope), as most installed MCP clients still are, with the same
+/// configuration as a 2026-07-28 client.
+#[test]
+fn a_dated_client_uses_the_desk_with_the_same_configuration() {
+    let scratch = Scratch::new();
+    let receipts = scratch.receipts();
+    let receipts_arg = receipts.display().to_string();
+    let mut desk = StdioDesk::spawn(&scratch.args(&["--receipts", &receipts_arg]));
+    let dated = |desk: &mut StdioDesk, id: i64, method: &str, params: Value| {
+        desk.send_line(
+            &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string(),
+        );
+        desk.response(&json!(id))
+    };
+    let init = dated(
+        &mut desk,
+        100,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {},
+               "clientInfo": {"name": "dated-client", "version": "1.0"}}),
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-11-25", "{init}");
+    assert_eq!(init["result"]["serverInfo"]["name"], "support-desk");
+    desk.send_line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    let list = dated(&mut desk, 101, "tools/list", json!({}));
+    assert!(list["result"].get("resultType").is_none(), "{list}");
+    assert!(
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t["name"] == "close_ticket"),
+        "{list}"
+    );
+
+    let found = dated(
+        &mut desk,
+        102,
+        "tools/call",
+        json!({"name": "search_tickets", "arguments": {"query": "refund"}}),
+    );
+    assert!(
+        hit_ids(&found["result"]).contains(&"T-1001".to_owned()),
+        "{found}"
+    );
+
+    // A bad argument is a tool error the model can read, not a protocol error.
+    let bad = dated(
+        &mut desk,
+        103,
+        "tools/call",
+        json!({"name": "search_tickets", "arguments": {"query": 7}}),
+    );
+    assert_eq!(bad["result"]["isError"], true, "{bad}");
+
+    let refused = dated(
+        &mut desk,
+        104,
+        "tools/call",
+        json!({"name": "close_ticket", "arguments": {"ticket_id": "T-1002", "note": "Refunded."}}),
+    );
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        text_of(&refused["result"]).contains("desk.write"),
+        "{refused}"
+    );
+    let receipt = wait_for_receipt(&receipts, |r| r["name"] == "close_ticket");
+    assert_eq!(receipt["outcome"]["kind"], "refused", "{receipt}");
+    assert_eq!(receipt["protocolVersion"], "2025-11-25", "{receipt}");
+
+    let read = dated(
+        &mut desk,
+        105,
+        "resources/read",
+        json!({"uri": "ticket://T-1002"}),
+    );
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Charged twice"),
+        "{read}"
+    );
+    let prompt = dated(
+        &mut desk,
+        106,
+        "prompts/get",
+        json!({"name": "triage", "arguments": {"ticket_id": "T-1001"}}),
+    );
+    assert!(
+        prompt["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("triaging")
+    );
+    assert!(prompt["result"].get("resultType").is_none(), "{prompt}");
+
+    desk.close_stdin();
+    assert!(desk.wait_exit(), "a clean exit: {}", desk.stderr());
+}
