@@ -208,26 +208,25 @@ fn main() -> ExitCode {
     }
     let era = cli.era;
     let outcome = runtime.block_on(run(cli));
+    let code = match &outcome {
+        Ok(Outcome::Success) => return ExitCode::SUCCESS,
+        Ok(Outcome::Refused) => return ExitCode::from(1),
+        Err(CliError::Client(e)) if e.is_answer() => 1,
+        Err(_) => 2,
+    };
+    if let Err(e) = &outcome {
+        eprintln!("typed-mcp: {e}");
+    }
+    // An answer auto mode would have taken for a legacy server's.
     if let (Era::Modern, Err(CliError::Client(e))) = (era, &outcome)
         && era::legacy_sign(e).is_some()
     {
         eprintln!(
-            "typed-mcp: the server may speak only a dated revision (2025-11-25 or older): \
+            "typed-mcp: if this server speaks only a dated revision (2025-11-25 or older), \
              try --era auto or --era legacy"
         );
     }
-    match outcome {
-        Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::Refused) => ExitCode::from(1),
-        Err(CliError::Client(e)) if e.is_answer() => {
-            eprintln!("typed-mcp: {e}");
-            ExitCode::from(1)
-        }
-        Err(e) => {
-            eprintln!("typed-mcp: {e}");
-            ExitCode::from(2)
-        }
-    }
+    ExitCode::from(code)
 }
 
 fn timeout(seconds: f64) -> Result<Duration, ClientError> {

@@ -5,7 +5,7 @@
 
 mod client;
 mod era;
-mod legacy;
+mod legacy_peer;
 mod lock;
 mod mcp;
 mod support;
