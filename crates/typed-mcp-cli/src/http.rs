@@ -217,7 +217,12 @@ impl HttpTransport {
             };
             return Err(self.refused(status, format!("{}: HTTP {status} with {said}", self.url)));
         }
-        let hint = if status == StatusCode::NOT_FOUND {
+        // Inside a session a 404 means the session is gone, which the client
+        // words; the path is not in doubt.
+        let in_session = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case(SESSION_ID));
+        let hint = if status == StatusCode::NOT_FOUND && !in_session {
             " — nothing is served at this path (typed-mcp servers usually serve /mcp)"
         } else {
             ""
