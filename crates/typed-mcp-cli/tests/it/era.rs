@@ -284,7 +284,9 @@ fn a_2025_03_26_session_over_http_sends_its_id_and_no_version_header() {
         )
     );
     let received = peer.received();
-    let seen: Vec<(&str, Option<&str>, Option<&str>, Option<&str>)> = received
+    // (HTTP method, JSON-RPC method, Mcp-Session-Id, MCP-Protocol-Version)
+    type Seen<'a> = (&'a str, Option<&'a str>, Option<&'a str>, Option<&'a str>);
+    let seen: Vec<Seen<'_>> = received
         .iter()
         .map(|r| {
             (
