@@ -118,7 +118,8 @@ struct Server {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Show what the server is: name, version, the protocol era and versions it
-    /// speaks, capabilities.
+    /// speaks, capabilities (with --json: the `server/discover` result, or in
+    /// the legacy era the `initialize` result).
     Discover {
         #[command(flatten)]
         server: Server,
