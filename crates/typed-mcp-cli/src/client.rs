@@ -80,6 +80,10 @@ pub struct Client {
     spoken: Spoken,
     /// The `Mcp-Session-Id` of a legacy HTTP session.
     session_id: Option<String>,
+    /// `--era`.
+    era: Era,
+    /// True once the server has answered a request with a result.
+    answered: bool,
 }
 
 impl Client {
@@ -100,6 +104,8 @@ impl Client {
             tools: None,
             spoken: Spoken::Modern { discovered: None },
             session_id: None,
+            era: options.era,
+            answered: false,
         };
         match client.handshake(options.era).await {
             Ok(()) => Ok(client),
@@ -303,7 +309,7 @@ impl Client {
         };
         let (response, session_id) = match tokio::time::timeout(self.timeout, exchange).await {
             Ok(Ok(answer)) => answer,
-            Ok(Err(e)) => return Err(self.in_session(e)),
+            Ok(Err(e)) => return Err(self.refused(e)),
             Err(_) => {
                 return Err(ClientError::Timeout {
                     method: method.to_owned(),
@@ -313,7 +319,7 @@ impl Client {
             }
         };
         if let Some(error) = response.get("error") {
-            return Err(ClientError::Rpc {
+            return Err(self.refused(ClientError::Rpc {
                 method: method.to_owned(),
                 code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
                 message: error
@@ -322,10 +328,13 @@ impl Client {
                     .unwrap_or("(no message)")
                     .to_owned(),
                 data: error.get("data").cloned().map(Box::new),
-            });
+            }));
         }
         match response.get("result") {
-            Some(result) if result.is_object() => Ok((result.clone(), session_id)),
+            Some(result) if result.is_object() => {
+                self.answered = true;
+                Ok((result.clone(), session_id))
+            }
             _ => Err(ClientError::NotMcp {
                 what: format!("{method}: the answer has no result object: {response}"),
                 stderr: self.stderr(),
@@ -333,8 +342,9 @@ impl Client {
         }
     }
 
-    /// A 404 inside a legacy HTTP session means the session is gone.
-    fn in_session(&self, error: ClientError) -> ClientError {
+    /// A refusal, worded for where it happened: a 404 inside a legacy HTTP
+    /// session means the session is gone.
+    fn refused(&self, error: ClientError) -> ClientError {
         match (error, &self.session_id) {
             (ClientError::Http { status: 404, what }, Some(id)) => ClientError::Http {
                 status: 404,
@@ -369,6 +379,20 @@ impl Client {
                 seconds: self.timeout.as_secs_f64(),
                 stderr: self.stderr(),
             }),
+        }
+    }
+
+    /// With `--era modern`, when the server refused the first request the way
+    /// a legacy server would: asks `server/discover` and, when that is refused
+    /// too, says the server may speak only a dated revision. Other errors are
+    /// returned as they are.
+    pub async fn explain(&mut self, error: ClientError) -> ClientError {
+        if self.era != Era::Modern || self.answered || legacy_sign(&error).is_none() {
+            return error;
+        }
+        match self.request(methods::DISCOVER, Map::new()).await {
+            Ok(_) => error,
+            Err(_) => ClientError::ModernRefused(Box::new(error)),
         }
     }
 

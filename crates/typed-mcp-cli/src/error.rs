@@ -85,6 +85,13 @@ pub enum ClientError {
         /// What `initialize` got.
         legacy: Box<ClientError>,
     },
+    /// With `--era modern`, the server refused the first request and
+    /// `server/discover` the way a legacy server would.
+    #[error(
+        "{0}\nif this server speaks only a dated revision (2025-11-25 or older), try --era auto \
+         or --era legacy"
+    )]
+    ModernRefused(Box<ClientError>),
     /// An I/O error talking to the server.
     #[error("{0}")]
     Io(String),
@@ -93,7 +100,11 @@ pub enum ClientError {
 impl ClientError {
     /// True when the server answered, with an error (as opposed to no answer).
     pub fn is_answer(&self) -> bool {
-        matches!(self, ClientError::Rpc { .. })
+        match self {
+            ClientError::Rpc { .. } => true,
+            ClientError::ModernRefused(inner) => inner.is_answer(),
+            _ => false,
+        }
     }
 }
 

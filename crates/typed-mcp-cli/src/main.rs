@@ -207,7 +207,6 @@ fn main() -> ExitCode {
             }
         };
     }
-    let era = cli.era;
     let outcome = runtime.block_on(run(cli));
     let code = match &outcome {
         Ok(Outcome::Success) => return ExitCode::SUCCESS,
@@ -217,15 +216,6 @@ fn main() -> ExitCode {
     };
     if let Err(e) = &outcome {
         eprintln!("typed-mcp: {e}");
-    }
-    // An answer auto mode would have taken for a legacy server's.
-    if let (Era::Modern, Err(CliError::Client(e))) = (era, &outcome)
-        && era::legacy_sign(e).is_some()
-    {
-        eprintln!(
-            "typed-mcp: if this server speaks only a dated revision (2025-11-25 or older), \
-             try --era auto or --era legacy"
-        );
     }
     ExitCode::from(code)
 }
@@ -358,7 +348,10 @@ async fn with_client<T>(
     if let Spoken::Legacy(session) = client.spoken() {
         eprintln!("typed-mcp: era: {}", session.describe());
     }
-    let result = work(&mut client).await;
+    let result = match work(&mut client).await {
+        Err(CliError::Client(e)) => Err(CliError::Client(client.explain(e).await)),
+        other => other,
+    };
     client.close().await;
     result
 }

@@ -389,3 +389,20 @@ fn legacy_notifications_asked_for_are_printed_to_stderr() {
         "{out:#?}"
     );
 }
+
+#[test]
+fn era_modern_hints_at_legacy_only_when_discover_is_refused_too() {
+    // The quickstart speaks 2026-07-28: its refusal of a first request is
+    // only that, with no hint.
+    let out = run(&with_server(
+        &["--era", "modern", "read", "quickstart://nope"],
+        &[quickstart()],
+    ))
+    .code(1);
+    assert!(
+        out.stderr
+            .contains("resources/read: JSON-RPC error -32602: resource not found"),
+        "{out:#?}"
+    );
+    assert!(!out.stderr.contains("--era auto"), "{out:#?}");
+}
