@@ -1,15 +1,82 @@
-//! The MCP endpoint: one POST, one JSON-RPC message, one answer (JSON, an SSE
-//! stream, or `202` for a notification).
+//! The MCP endpoint, serving both protocol eras on one path.
+//!
+//! # 2026-07-28: one POST, one message, one answer
+//!
+//! A client of the current revision sends each JSON-RPC message as its own
+//! POST and gets one answer (JSON, an SSE stream, or `202` for a
+//! notification). Every POST runs on a fresh connection, so nothing is kept
+//! between requests.
+//!
+//! # 2025-11-25 and older: sessions
+//!
+//! A client of a dated revision opens with `initialize` (without a
+//! 2026-07-28 envelope or header). The router answers it, and the connection
+//! that answered becomes the client's session: it is kept in a
+//! [`SessionStore`](crate::SessionStore) under a fresh id (128 random bits)
+//! sent back in `Mcp-Session-Id`. Later requests naming that id run on the
+//! same connection, so they share the negotiated revision, the log level, the
+//! resource subscriptions and the request ids (a `notifications/cancelled`
+//! in one POST cancels a call made by another). Besides POST:
+//!
+//! - `GET` with `Mcp-Session-Id` and `Accept: text/event-stream` opens the
+//!   session's stream of server-initiated messages (the
+//!   `notifications/resources/updated` of its `resources/subscribe`). One per
+//!   session: a second gets `409`.
+//! - `DELETE` with `Mcp-Session-Id` ends the session (its calls are
+//!   cancelled, its stream closes): `204`.
+//! - A call whose handler needs the client's input (a legacy client asked
+//!   with `elicitation/create`, `sampling/createMessage` or `roots/list`)
+//!   answers with an SSE stream that carries that request, then the final
+//!   response; the client answers with a POST of a JSON-RPC response (`202`).
+//!
+//! Every SSE response of either era (a POST's stream, the GET stream) sends
+//! a `: keep-alive` comment when no message came for
+//! [`sse_keep_alive`](crate::HttpServer::sse_keep_alive), so proxies do not
+//! cut a quiet stream (a call waiting for the client's answer, an idle
+//! subscription).
+//!
+//! A POST whose `MCP-Protocol-Version` header is `2026-07-28` is never a
+//! session's: an `Mcp-Session-Id` on it is ignored, as that revision has no
+//! sessions.
+//!
+//! A request naming a session the store does not hold (never opened, ended,
+//! expired, or opened by another principal: a session is bound to the
+//! [`Principal`] that opened it, and whether it exists is never revealed to
+//! another) gets `404` with a `-32001` error telling the client to
+//! initialize again.
+//!
+//! **What sessions cost.** Each session holds its connection (its in-flight
+//! registry and session facts), its subscriptions, and one task forwarding
+//! resource updates, for as long as it lives: about 2.5 KiB of resident
+//! memory when idle (10 000 idle sessions of the quickstart add about 25 MiB;
+//! the `memory` test bounds it at 8 KiB). The default store keeps at most
+//! [`max_sessions`](crate::HttpServer::max_sessions) (10 000) and ends a
+//! session left unused for
+//! [`session_idle_timeout`](crate::HttpServer::session_idle_timeout)
+//! (30 minutes; a session with a call in flight or a GET stream open is in
+//! use); an `initialize` that finds the store full gets `503` with
+//! `Retry-After`. [`legacy_sessions(false)`](crate::HttpServer::legacy_sessions)
+//! turns sessions off: `initialize` is answered without `Mcp-Session-Id`,
+//! nothing is kept, later dated requests (known by their
+//! `MCP-Protocol-Version: 2025-…` header) each run on a fresh connection, and
+//! what needs a session (`resources/subscribe`, `logging/setLevel`, a
+//! handler's request for input) is answered with an error saying so.
+//! Refusing dated clients altogether is the server's own setting,
+//! [`ServerBuilder::legacy_clients(false)`](typed_mcp::ServerBuilder::legacy_clients).
+//!
+//! # Order of the checks
 //!
 //! Transport checks run first, in this order, each answering with a
 //! single-line JSON-RPC error body (`-32600`) when it fails: `Host`/`Origin`
-//! (403), method (405), `Accept` (406), `Content-Type` (415), body size (413).
-//! Then the router walks its own ladder (see `typed_mcp::protocol::router`) with
-//! the request's headers as transport facts, and gives the status of every
-//! protocol error.
+//! (403), method (405), `Accept` (406), `Content-Type` (415), the session
+//! (404), body size (413). They apply to both eras and to `GET` and `DELETE`.
+//! Then the router walks its own ladder (see `typed_mcp::protocol::router`)
+//! with the request's headers as transport facts, and gives the status of
+//! every protocol error (a legacy session's errors are `200`: a dated client
+//! reads `404` as "session not found").
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -21,7 +88,7 @@ use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFT
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use typed_mcp::protocol::router::Headers;
-use typed_mcp::protocol::{RequestId, RpcError, encode};
+use typed_mcp::protocol::{PROTOCOL_VERSION, RequestId, RpcError, encode};
 use typed_mcp::transport::{
     Accepted, Connection, Inbound, Inbox, Message, Outbox, Outgoing, Reply, Reservation, Shutdown,
 };
@@ -29,6 +96,13 @@ use typed_mcp::{Principal, Server};
 
 use crate::negotiate::{Accepts, check_content_type};
 use crate::protect::Protection;
+use crate::sessions::{InUse, Session, SessionStore, new_session_id};
+
+/// The header naming a legacy session.
+const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+
+/// The JSON-RPC code of "session not found" on the legacy wire.
+const SESSION_NOT_FOUND: i32 = -32001;
 
 /// What every request to the endpoint shares.
 #[derive(Debug)]
@@ -41,6 +115,12 @@ pub(crate) struct Endpoint {
     /// Once triggered, new requests get `503` and calls in flight are
     /// cancelled after the server's drain deadline.
     pub(crate) shutdown: Option<Shutdown>,
+    /// Where legacy sessions are kept; `None` in stateless legacy mode.
+    pub(crate) sessions: Option<Arc<dyn SessionStore>>,
+    /// How often an idle GET stream gets a keep-alive comment.
+    pub(crate) keep_alive: Duration,
+    /// Starts, once, the task that ends every session at shutdown.
+    pub(crate) watching_shutdown: Once,
 }
 
 /// The axum handler of the endpoint.
@@ -49,7 +129,7 @@ pub(crate) async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Reque
 }
 
 impl Endpoint {
-    async fn serve(&self, request: Request) -> Response {
+    async fn serve(self: &Arc<Self>, request: Request) -> Response {
         let (parts, body) = request.into_parts();
         if let Err(refused) = self.protection.admit(&parts) {
             return refusal(refused.status, refused.reason);
@@ -58,11 +138,19 @@ impl Endpoint {
         if self.shutdown.as_ref().is_some_and(Shutdown::is_triggered) {
             return overloaded("the server is shutting down");
         }
-        if parts.method != Method::POST {
+        let session_method = matches!(parts.method, Method::GET | Method::DELETE)
+            && self.sessions.is_some()
+            && headers.contains_key(SESSION_ID);
+        if parts.method != Method::POST && !session_method {
+            let sessions = if self.sessions.is_some() {
+                "GET and DELETE serve only a session of a dated revision, named by its Mcp-Session-Id"
+            } else {
+                "this endpoint keeps no sessions of the dated revisions either"
+            };
             let mut response = refusal(
                 StatusCode::METHOD_NOT_ALLOWED,
                 format!(
-                    "{} is not served here: send each JSON-RPC message as its own POST (MCP 2026-07-28 has no sessions and no standalone streams)",
+                    "{} is not served here: send each JSON-RPC message as its own POST (MCP 2026-07-28 has no sessions and no standalone streams; {sessions})",
                     parts.method
                 ),
             );
@@ -80,6 +168,12 @@ impl Endpoint {
                 "this endpoint requires an authenticated caller, and none was established",
             );
         }
+        if parts.method == Method::GET {
+            return self.open_server_stream(headers, principal.as_ref());
+        }
+        if parts.method == Method::DELETE {
+            return self.end_session(headers, principal.as_ref()).await;
+        }
         let accepts = Accepts::from_headers(headers);
         if accepts.none() {
             return refusal(
@@ -90,6 +184,20 @@ impl Endpoint {
         if let Err(reason) = check_content_type(headers) {
             return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason);
         }
+        // A legacy session's requests run on its connection; every other
+        // POST on a fresh one, as ids of different clients may collide.
+        let session = match self.sessions.as_ref().filter(|_| names_session(headers)) {
+            Some(store) => match find_session(store.as_ref(), headers, principal.as_ref()) {
+                Some(session) => Some(session),
+                None => return session_not_found(),
+            },
+            None => None,
+        };
+        let in_use = session.as_ref().map(Session::in_use);
+        let connection = match &session {
+            Some(session) => session.connection().clone(),
+            None => Arc::new(Connection::new(self.server.clone())),
+        };
         let max = self.server.limits().max_message_bytes;
         let declared = headers
             .get(CONTENT_LENGTH)
@@ -100,9 +208,6 @@ impl Endpoint {
                 "message of {len} bytes exceeds the limit of {max} bytes"
             ));
         }
-        // Ids of different clients may collide: every POST gets its own
-        // connection (its own in-flight registry).
-        let connection = Connection::new(self.server.clone());
         // Room in the server's byte budget is taken before the body is read,
         // so many large bodies at once wait in the network, not in memory.
         let reservation = match declared {
@@ -126,6 +231,8 @@ impl Endpoint {
         };
         let request = Post {
             connection,
+            in_use,
+            opens_session: session.is_none(),
             body,
             reservation,
             accepts,
@@ -134,9 +241,11 @@ impl Endpoint {
         self.dispatch(request, headers).await
     }
 
-    async fn dispatch(&self, request: Post, headers: &HeaderMap) -> Response {
+    async fn dispatch(self: &Arc<Self>, request: Post, headers: &HeaderMap) -> Response {
         let Post {
             connection,
+            in_use,
+            opens_session,
             body,
             reservation,
             accepts,
@@ -158,6 +267,14 @@ impl Endpoint {
         let (id, notifies) = match accepted {
             Accepted::Started { id, notifies } => (id, notifies),
             Accepted::Dropped => return accepted_response(),
+            Accepted::Initialized { .. } if opens_session => {
+                let Some(reply) = inbox.recv().await.filter(Outgoing::is_reply) else {
+                    return internal("initialize was answered with nothing");
+                };
+                return self
+                    .open_session(connection, principal, reply, accepts)
+                    .await;
+            }
             // Answered at once: the reply is already queued.
             _ => {
                 return match inbox.recv().await {
@@ -171,28 +288,231 @@ impl Endpoint {
             connection,
             id,
             armed: true,
+            first: None,
             inbox,
+            _in_use: in_use,
         };
         // Progress and log messages can only reach the client on an SSE
         // stream: a call streams when it asked for them (or is a subscription).
         if (notifies && accepts.sse) || !accepts.json {
-            return sse(call);
+            return sse(call, self.keep_alive);
         }
         // JSON: wait for the one final message. Should this future be dropped
         // (the client went away), `call` cancels the handler.
         loop {
             match call.next().await {
                 Some(next) if next.is_reply() => return json_reply(next),
+                Some(next) if matches!(next.message(), Message::Request(_)) => {
+                    // A request to the client reaches it only on a stream.
+                    if accepts.sse {
+                        call.first = Some(next);
+                        return sse(call, self.keep_alive);
+                    }
+                    let refused = needs_stream(&call.id);
+                    // Dropping `call` (still armed) cancels the handler.
+                    drop(call);
+                    return json_reply(Message::Reply(refused).into());
+                }
                 Some(_notification) => {}
                 None => return internal("the call ended without a response"),
             }
         }
     }
+
+    /// Keeps the connection that answered `initialize` as a new session and
+    /// sends the answer with its id; without sessions, sends the answer alone.
+    async fn open_session(
+        self: &Arc<Self>,
+        connection: Arc<Connection>,
+        principal: Option<Principal>,
+        reply: Outgoing,
+        accepts: Accepts,
+    ) -> Response {
+        let Some(store) = &self.sessions else {
+            // Stateless: the connection (and the session it opened) ends
+            // with this request.
+            return immediate(reply, accepts);
+        };
+        let id = new_session_id();
+        let session = Session::new(connection, principal);
+        if let Err(full) = store.insert(id.clone(), session.clone()) {
+            tracing::warn!(
+                open = full.open,
+                "refused initialize: the session store is full"
+            );
+            session.end().await;
+            return overloaded(&full.to_string());
+        }
+        self.watch_shutdown();
+        let mut response = immediate(reply, accepts);
+        response.headers_mut().insert(
+            SESSION_ID,
+            HeaderValue::from_str(&id).expect("hex digits are a valid header value"),
+        );
+        response
+    }
+
+    /// `GET`: the session's stream of server-initiated messages.
+    fn open_server_stream(&self, headers: &HeaderMap, principal: Option<&Principal>) -> Response {
+        if !Accepts::from_headers(headers).sse {
+            return refusal(
+                StatusCode::NOT_ACCEPTABLE,
+                "Accept must allow text/event-stream: GET opens the session's event stream",
+            );
+        }
+        let Some(session) = self
+            .sessions
+            .as_deref()
+            .and_then(|store| find_session(store, headers, principal))
+        else {
+            return session_not_found();
+        };
+        let (outbox, inbox) = Outbox::channel();
+        if !session.connection().attach_server_stream(outbox) {
+            return refusal(
+                StatusCode::CONFLICT,
+                "this session's event stream is already open: one GET stream per session",
+            );
+        }
+        let stream = ServerStream {
+            _in_use: session.in_use(),
+            session,
+            inbox,
+            keep_alive: keep_alive_timer(self.keep_alive),
+            shutdown: self.shutdown.clone(),
+        };
+        event_stream(Body::from_stream(stream.into_events()))
+    }
+
+    /// `DELETE`: ends the session.
+    async fn end_session(&self, headers: &HeaderMap, principal: Option<&Principal>) -> Response {
+        let Some(store) = self.sessions.as_deref() else {
+            return session_not_found();
+        };
+        let Some(session) = find_session(store, headers, principal) else {
+            return session_not_found();
+        };
+        if let Some(id) = headers.get(SESSION_ID).and_then(|v| v.to_str().ok()) {
+            store.remove(id);
+        }
+        session.end().await;
+        let mut response = Response::new(Body::empty());
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        response
+    }
+
+    /// At shutdown, once the calls in flight had the drain deadline to
+    /// finish, ends every session (their GET streams close at once).
+    fn watch_shutdown(self: &Arc<Self>) {
+        let (Some(shutdown), Some(store)) = (self.shutdown.clone(), self.sessions.clone()) else {
+            return;
+        };
+        let drain = self.server.drain_timeout();
+        self.watching_shutdown.call_once(|| {
+            tokio::spawn(async move {
+                shutdown.triggered().await;
+                tokio::time::sleep(drain).await;
+                for session in store.take_all() {
+                    session.end().await;
+                }
+            });
+        });
+    }
+}
+
+/// True when a POST belongs to a session: it names one, and is not a
+/// 2026-07-28 request (whose revision has no sessions, so ignores the header).
+fn names_session(headers: &HeaderMap) -> bool {
+    let modern = headers
+        .get("mcp-protocol-version")
+        .is_some_and(|v| v.as_bytes() == PROTOCOL_VERSION.as_bytes());
+    headers.contains_key(SESSION_ID) && !modern
+}
+
+/// The session a request names, when the store holds it and it belongs to
+/// the request's principal. Another principal's session is not found: its
+/// existence is not revealed.
+fn find_session(
+    store: &dyn SessionStore,
+    headers: &HeaderMap,
+    principal: Option<&Principal>,
+) -> Option<Session> {
+    let mut values = headers.get_all(SESSION_ID).iter();
+    let id = values.next()?.to_str().ok()?;
+    if values.next().is_some() {
+        return None;
+    }
+    store.get(id).filter(|s| s.principal() == principal)
+}
+
+/// `404` with the legacy wire's "session not found" error.
+fn session_not_found() -> Response {
+    let error = RpcError::new(
+        SESSION_NOT_FOUND,
+        "session not found: the Mcp-Session-Id names no open session (it ended, expired, or was never opened); send initialize again to open a new one",
+    );
+    json(StatusCode::NOT_FOUND, encode::error(None, &error))
+}
+
+/// The answer to a call whose handler sent the client a request, when the
+/// client's `Accept` leaves no way to carry it.
+fn needs_stream(id: &RequestId) -> Reply {
+    let error = RpcError::invalid_request(
+        "this call needs the client's input, and the server can ask for it only on an SSE response: this request's Accept does not allow text/event-stream (send Accept: application/json, text/event-stream)",
+    );
+    // The legacy wire's errors are 200: the client reads the body.
+    Reply::new(encode::error(Some(id), &error), 200)
+}
+
+/// A session's GET stream: the messages the server sends it, and a
+/// keep-alive comment while none comes. Dropped (the client went away, the
+/// session ended, the server shuts down), it detaches from the session.
+struct ServerStream {
+    session: Session,
+    /// The session is not idle while it streams.
+    _in_use: InUse,
+    inbox: Inbox,
+    keep_alive: tokio::time::Interval,
+    shutdown: Option<Shutdown>,
+}
+
+impl ServerStream {
+    fn into_events(self) -> impl futures_util::Stream<Item = Result<Bytes, Infallible>> + Send {
+        futures_util::stream::unfold(self, |mut stream| async move {
+            let shutdown = stream.shutdown.clone();
+            let shutting_down = async move {
+                match shutdown {
+                    Some(shutdown) => shutdown.triggered().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let event = tokio::select! {
+                out = stream.inbox.recv() => sse_event(out?.message().body()),
+                _ = stream.keep_alive.tick() => return Some((Ok(keep_alive_comment()), stream)),
+                () = shutting_down => return None,
+            };
+            stream.keep_alive.reset();
+            Some((Ok(event), stream))
+        })
+    }
+}
+
+impl Drop for ServerStream {
+    fn drop(&mut self) {
+        // Detached while this stream's inbox still lives, so no other GET
+        // can have attached in between and be detached by mistake.
+        self.session.connection().detach_server_stream();
+    }
 }
 
 /// One POST whose body was read, ready to route.
 struct Post {
-    connection: Connection,
+    connection: Arc<Connection>,
+    /// The session the request belongs to is in use until it is answered.
+    in_use: Option<InUse>,
+    /// The connection is fresh: an `initialize` answered on it opens a
+    /// session.
+    opens_session: bool,
     body: Bytes,
     reservation: Option<Reservation>,
     accepts: Accepts,
@@ -236,11 +556,15 @@ fn drain_deadline(shutdown: Option<Shutdown>, drain: Duration) -> BoxFuture<'sta
 /// final message (the client closed the response stream), it cancels the call:
 /// the handler's future is dropped and nothing more is sent for it.
 struct RunningCall {
-    connection: Connection,
+    connection: Arc<Connection>,
     id: RequestId,
     /// Still waiting for the final message.
     armed: bool,
+    /// A message taken from the inbox before the call turned into a stream.
+    first: Option<Outgoing>,
     inbox: Inbox,
+    /// The session (if any) stays in use until the call ends.
+    _in_use: Option<InUse>,
     /// The shutdown's drain deadline: the call is cancelled then.
     drain: BoxFuture<'static, ()>,
 }
@@ -249,6 +573,9 @@ impl RunningCall {
     /// The next message, or `None` after the final one (or if the call ended
     /// without one).
     async fn next(&mut self) -> Option<Outgoing> {
+        if let Some(first) = self.first.take() {
+            return Some(first);
+        }
         if !self.armed {
             return None;
         }
@@ -301,13 +628,32 @@ fn shutting_down(id: &RequestId) -> Reply {
 }
 
 /// An SSE response carrying every message of the call, each as one `data:`
-/// line, ending after the final response.
-fn sse(call: RunningCall) -> Response {
-    let events = futures_util::stream::unfold(call, |mut call| async move {
-        let next = call.next().await?;
-        Some((Ok::<_, Infallible>(sse_event(next.message().body())), call))
+/// line, ending after the final response; a keep-alive comment goes out
+/// whenever no message came for `keep_alive` (a call waiting for a client's
+/// answer, a quiet subscription).
+fn sse(call: RunningCall, keep_alive: Duration) -> Response {
+    let state = (call, keep_alive_timer(keep_alive));
+    let events = futures_util::stream::unfold(state, |(mut call, mut timer)| async move {
+        let event = tokio::select! {
+            next = call.next() => sse_event(next?.message().body()),
+            _ = timer.tick() => return Some((Ok(keep_alive_comment()), (call, timer))),
+        };
+        timer.reset();
+        Some((Ok::<_, Infallible>(event), (call, timer)))
     });
     event_stream(Body::from_stream(events))
+}
+
+/// Ticks every `every`, first after one period, and never in bursts.
+fn keep_alive_timer(every: Duration) -> tokio::time::Interval {
+    let mut timer = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    timer.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    timer
+}
+
+/// An SSE comment: clients ignore it, proxies see the stream is alive.
+fn keep_alive_comment() -> Bytes {
+    Bytes::from_static(b": keep-alive\n\n")
 }
 
 /// `data: <message>\n\n`, one frame (so one chunk on the wire, which clients

@@ -1,4 +1,5 @@
-//! Streamable HTTP for [`typed_mcp`] servers (MCP revision 2026-07-28).
+//! Streamable HTTP for [`typed_mcp`] servers: MCP revision 2026-07-28, and the
+//! sessions of the dated revisions (2025-11-25 and older) on the same endpoint.
 //!
 //! This crate turns a built [`Server`] into an [axum](https://docs.rs/axum)
 //! [`Router`] that the application nests in its own app. The application owns
@@ -30,13 +31,17 @@
 //!
 //! # What the endpoint does
 //!
-//! Every JSON-RPC message arrives as its own `POST`:
+//! Every JSON-RPC message arrives as its own `POST` (a client of a dated
+//! revision names its session in `Mcp-Session-Id`, and also uses `GET` and
+//! `DELETE`: see [Sessions](#sessions-of-the-dated-revisions)):
 //!
 //! | request | answer |
 //! |---|---|
 //! | headers over [`max_header_bytes`](HttpServer::max_header_bytes) (64 KiB by default) | `431` |
 //! | `Host` or `Origin` not allowed (see below) | `403` |
-//! | not `POST` (`GET`, `DELETE`, ...) | `405` with `Allow: POST` |
+//! | not `POST` (`GET`, `DELETE`, ...), except `GET` and `DELETE` naming a session | `405` with `Allow: POST` |
+//! | `Mcp-Session-Id` naming no session of this caller's (never opened, ended, expired, another principal's) | `404`, `-32001` |
+//! | a legacy `initialize` when the session store is full | `503` with `Retry-After`, `-31002` |
 //! | no [`Principal`](typed_mcp::Principal) when [`require_authentication`](HttpServer::require_authentication) was called | `401` |
 //! | `Accept` allows neither `application/json` nor `text/event-stream` | `406` |
 //! | `Content-Type` not `application/json` | `415` |
@@ -46,7 +51,7 @@
 //! | the server overloaded (`max_pending`, `max_pending_bytes`, a layer's `RpcError::overloaded`) or shutting down (see [`shutdown`](HttpServer::shutdown)) | `503` with `Retry-After`, `-31002` |
 //! | anything the router answers (errors, lists, `server/discover`) | the router's status (`400` for malformed input, header, envelope and version errors, `404` for `-32601`, `200` otherwise) |
 //! | a call without `progressToken` or `logLevel` in `_meta` | `200`, the response as `application/json` |
-//! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent |
+//! | a call with either | `200`, `text/event-stream`: its progress and log notifications, then the response, each one `data:` line, flushed as sent; a `: keep-alive` comment when none came for [`sse_keep_alive`](HttpServer::sse_keep_alive) |
 //!
 //! Every body is one line of JSON; refusals by the transport itself carry an
 //! id-less `-32600` error saying why (MCP's form of JSON-RPC's `"id": null`:
@@ -59,6 +64,30 @@
 //! Every `POST` is a separate call with its own id space, so ids from
 //! different clients never collide; the server's `max_concurrent` limit is
 //! shared by all of them.
+//!
+//! # Sessions of the dated revisions
+//!
+//! A client of 2025-11-25 (or 2025-06-18, 2025-03-26) opens a session with
+//! `initialize`; the answer carries `Mcp-Session-Id`, and the session keeps
+//! the client's revision, log level, subscriptions and request ids:
+//!
+//! | request | answer |
+//! |---|---|
+//! | `POST` `initialize` (no 2026-07-28 envelope) | the router's answer, with `Mcp-Session-Id: <32 hex digits>` |
+//! | `POST` with `Mcp-Session-Id` | as above, on the session's connection |
+//! | a call whose handler asks the client for input | `text/event-stream`: the server's request, then the response; when `Accept` lacks `text/event-stream`, a `-32600` error for the call, whose handler is cancelled |
+//! | `POST` of the client's response to such a request | `202` |
+//! | `GET` with `Mcp-Session-Id`, `Accept: text/event-stream` | the session's event stream (`notifications/resources/updated`); `409` when one is already open, `406` without the `Accept` |
+//! | `DELETE` with `Mcp-Session-Id` | `204`; the session's calls are cancelled and its stream closes |
+//!
+//! Sessions live in a [`SessionStore`]: by default a [`MemorySessionStore`]
+//! bounded by [`max_sessions`](HttpServer::max_sessions) and
+//! [`session_idle_timeout`](HttpServer::session_idle_timeout).
+//! Every SSE response of either era sends a `: keep-alive` comment after
+//! [`sse_keep_alive`](HttpServer::sse_keep_alive) without a message.
+//! [`legacy_sessions(false)`](HttpServer::legacy_sessions) serves dated
+//! clients without sessions. At [`shutdown`](HttpServer::shutdown), event
+//! streams close at once and every session ends after the drain deadline.
 //!
 //! # Header size
 //!
@@ -112,9 +141,11 @@
 mod endpoint;
 mod negotiate;
 mod protect;
+mod sessions;
 
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Once};
+use std::time::Duration;
 
 use axum::Router;
 use axum::routing::any;
@@ -124,6 +155,14 @@ pub use axum;
 
 use endpoint::Endpoint;
 use protect::Protection;
+
+pub use sessions::{
+    DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, MemorySessionStore, Session, SessionStore,
+    StoreFull,
+};
+
+/// Default interval of the keep-alive comment on an idle GET stream.
+pub const DEFAULT_SSE_KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// Why a router could not be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -177,6 +216,11 @@ pub struct HttpServer {
     authenticated: bool,
     max_header_bytes: usize,
     shutdown: Option<Shutdown>,
+    legacy_sessions: bool,
+    max_sessions: usize,
+    session_idle_timeout: Duration,
+    session_store: Option<Arc<dyn SessionStore>>,
+    sse_keep_alive: Duration,
 }
 
 impl HttpServer {
@@ -196,6 +240,11 @@ impl HttpServer {
             authenticated: false,
             max_header_bytes: protect::DEFAULT_MAX_HEADER_BYTES,
             shutdown: None,
+            legacy_sessions: true,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            session_store: None,
+            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
         }
     }
 
@@ -271,6 +320,57 @@ impl HttpServer {
         self
     }
 
+    /// Whether a dated client's `initialize` opens a session (on by
+    /// default). Off, the endpoint is stateless for every era: `initialize`
+    /// is answered without `Mcp-Session-Id` and nothing is kept; each later
+    /// request of a dated revision (known by its `MCP-Protocol-Version`
+    /// header) runs on its own, `GET` and `DELETE` are `405`, and what needs
+    /// a session (`resources/subscribe`, `logging/setLevel`, a handler's
+    /// request for the client's input) is answered with an error saying so.
+    /// Dated clients are refused altogether by the server's strict
+    /// 2026-07-28 setting,
+    /// [`ServerBuilder::legacy_clients(false)`](typed_mcp::ServerBuilder::legacy_clients),
+    /// not here.
+    pub fn legacy_sessions(mut self, enabled: bool) -> Self {
+        self.legacy_sessions = enabled;
+        self
+    }
+
+    /// The most sessions the default [`MemorySessionStore`] keeps at once:
+    /// default [`DEFAULT_MAX_SESSIONS`] (10 000). An `initialize` that finds
+    /// it full, once expired sessions are swept, gets `503` with
+    /// `Retry-After`. Not used with [`session_store`](Self::session_store).
+    pub fn max_sessions(mut self, sessions: usize) -> Self {
+        self.max_sessions = sessions;
+        self
+    }
+
+    /// How long the default [`MemorySessionStore`] keeps a session that no
+    /// request or stream uses: default [`DEFAULT_SESSION_IDLE_TIMEOUT`] (30
+    /// minutes). An expired session ends (its subscriptions stop) and its
+    /// id then gets `404`. Not used with [`session_store`](Self::session_store).
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle_timeout = idle;
+        self
+    }
+
+    /// Keeps sessions in `store` instead of the default
+    /// [`MemorySessionStore`] (whose bound and expiry settings then do not
+    /// apply).
+    pub fn session_store(mut self, store: impl SessionStore + 'static) -> Self {
+        self.session_store = Some(Arc::new(store));
+        self
+    }
+
+    /// How long an SSE response (a POST's stream of either era, a session's
+    /// `GET` stream) goes without a message before it sends a `: keep-alive`
+    /// comment, so proxies do not cut it as idle: default
+    /// [`DEFAULT_SSE_KEEP_ALIVE`] (15 seconds).
+    pub fn sse_keep_alive(mut self, every: Duration) -> Self {
+        self.sse_keep_alive = every;
+        self
+    }
+
     /// A router serving the MCP endpoint at its root `/`, for the application
     /// to nest where it likes (`Router::new().nest("/mcp", router)`).
     ///
@@ -308,6 +408,17 @@ impl HttpServer {
             protection,
             require_principal: self.authenticated,
             shutdown: self.shutdown,
+            sessions: self.legacy_sessions.then(|| {
+                self.session_store.unwrap_or_else(|| {
+                    Arc::new(MemorySessionStore::new(
+                        self.max_sessions,
+                        self.session_idle_timeout,
+                    ))
+                })
+            }),
+            // A zero period would spin; a millisecond is already too often.
+            keep_alive: self.sse_keep_alive.max(Duration::from_millis(1)),
+            watching_shutdown: Once::new(),
         });
         Ok(Router::new().route(path, any(endpoint::handle).with_state(endpoint)))
     }

@@ -6,6 +6,7 @@ mod exposure;
 mod header_size;
 mod headers;
 mod layers;
+mod legacy;
 mod limits;
 mod memory;
 mod overload;

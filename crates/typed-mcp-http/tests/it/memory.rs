@@ -65,3 +65,52 @@ async fn sixty_four_concurrent_three_mib_echoes_stay_under_250_mib_of_rss() {
         "expected the server's peak RSS under {PEAK_RSS_KIB} KiB, found {peak} KiB"
     );
 }
+
+/// Sessions the default store keeps at most, all opened by the next test.
+const SESSIONS: usize = typed_mcp_http::DEFAULT_MAX_SESSIONS;
+/// What one idle legacy session may cost in resident memory.
+const SESSION_KIB: u64 = 8;
+
+#[cfg(target_os = "linux")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_idle_sessions_fit_in_80_mib_and_the_next_initialize_is_503() {
+    let server = Quickstart::spawn();
+    let client = Client::new(server.addr, "/mcp");
+    let initialize = Req::raw(
+        serde_json::to_vec(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "memory-test", "version": "0.0.0"}
+            }}),
+        )
+        .unwrap(),
+    );
+    // Warm up allocator and runtime with one session before measuring.
+    assert_eq!(client.send(&initialize).await.status, 200);
+    let before = server.status_kib("VmRSS");
+    let workers = (0..8).map(|worker| {
+        let (client, initialize) = (client.clone(), initialize.clone());
+        tokio::spawn(async move {
+            for i in (worker..SESSIONS - 1).step_by(8) {
+                let reply = client.send_within(&initialize, PATIENCE).await;
+                assert_eq!(reply.status, 200, "initialize {i}: {:?}", reply.body);
+                assert!(reply.header("mcp-session-id").is_some());
+            }
+        })
+    });
+    for worker in workers.collect::<Vec<_>>() {
+        worker.await.expect("the worker's task");
+    }
+    let after = server.status_kib("VmRSS");
+    let full = client.send(&initialize).await;
+    assert_eq!(full.status, 503, "{:?}", full.body);
+    let per_session = after.saturating_sub(before) * 1024 / SESSIONS as u64;
+    eprintln!(
+        "{SESSIONS} idle sessions: VmRSS {before} KiB before, {after} KiB after, {per_session} bytes each"
+    );
+    assert!(
+        per_session < SESSION_KIB * 1024,
+        "expected an idle session to cost under {SESSION_KIB} KiB, found {per_session} bytes"
+    );
+}

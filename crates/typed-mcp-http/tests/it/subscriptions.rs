@@ -80,3 +80,28 @@ async fn a_subscription_is_an_sse_stream_until_the_client_closes_it() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+#[tokio::test]
+async fn a_quiet_subscription_stream_gets_keep_alive_comments() {
+    let client = serve_http(server(), |http| {
+        http.sse_keep_alive(Duration::from_millis(50))
+    })
+    .await;
+    let listen = Req::rpc(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["file:///watched"]}}),
+    );
+    let response = client.open(&listen).await;
+    assert_eq!(response.status(), 200);
+    let mut body = response.into_body();
+    let ack = next_event(&mut body).await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    for _ in 0..2 {
+        let frame = tokio::time::timeout(PATIENCE, body.frame())
+            .await
+            .expect("a frame in time")
+            .expect("the stream is open")
+            .expect("a readable frame");
+        assert_eq!(&frame.into_data().unwrap()[..], b": keep-alive\n\n");
+    }
+}

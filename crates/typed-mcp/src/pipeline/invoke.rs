@@ -514,6 +514,20 @@ impl Server {
         needs: NeedsInput,
     ) -> Result<(Map<String, Value>, Option<String>), String> {
         let asked = needs.into_result();
+        // Without a session, what the client declared is unknown (it could
+        // declare nothing): say why no request can be sent at all.
+        let Some(session) = session else {
+            let methods: Vec<&str> = asked
+                .input_requests
+                .iter()
+                .flat_map(|requests| requests.values())
+                .filter_map(|r| r.get("method").and_then(Value::as_str))
+                .collect();
+            return Err(format!(
+                "{name:?} needs input from the client ({}), but this request came without a session that could carry a request to the client: initialize a session (and send its Mcp-Session-Id), or use MCP 2026-07-28",
+                methods.join(", ")
+            ));
+        };
         if let Err(refusal) = check_input_requests(&asked, ctx) {
             let missing: Vec<String> = refusal
                 .data
@@ -528,16 +542,6 @@ impl Server {
             ));
         }
         let requests = asked.input_requests.unwrap_or_default();
-        let Some(session) = session else {
-            let methods: Vec<&str> = requests
-                .values()
-                .filter_map(|r| r.get("method").and_then(Value::as_str))
-                .collect();
-            return Err(format!(
-                "{name:?} needs input from the client ({}), but this request came without a session that could carry a request to the client: initialize a session (and send its Mcp-Session-Id), or use MCP 2026-07-28",
-                methods.join(", ")
-            ));
-        };
         let mut responses = Map::new();
         for (key, request) in requests {
             let method = request.get("method").and_then(Value::as_str).unwrap_or("");
