@@ -20,9 +20,15 @@
 //!    whenever it could be read.
 //! 6. **Notifications** — a message without `id` is never answered: it becomes
 //!    [`Decision::Drop`] (`notifications/cancelled` carries the id to cancel).
-//! 7. **Legacy `initialize`** — always `-32601` (404) whose message and
-//!    `data.supported` name the supported versions, before any envelope or
-//!    header rung can reject it, because a 2025-era client sends neither.
+//! 7. **Era** — a message of a dated revision leaves this ladder for the
+//!    legacy one (the `legacy` submodule, and [`crate::legacy`]): an
+//!    `initialize`, a message on a legacy session
+//!    ([`RouteContext::session`]), or one with a dated `MCP-Protocol-Version`
+//!    header or an `Mcp-Session-Id`, unless it carries the 2026-07-28
+//!    envelope or version header (a dated client sends neither). Serving
+//!    dated clients off ([`Router::with_legacy_clients`]), `initialize` is
+//!    `-32601` (404) whose message and `data.supported` name the supported
+//!    versions, before any envelope or header rung can reject it.
 //! 8. **Standard headers** (HTTP only) — `MCP-Protocol-Version` present;
 //!    `Mcp-Method` present and equal to `method` → else `-32020` (400).
 //! 9. **`_meta` envelope** — `params._meta` with a string
