@@ -2,16 +2,19 @@
 //! tools (one mirroring arguments into `Mcp-Param-*` headers), a static
 //! resource, resource templates and prompts.
 //!
-//! Input format (so seeds stay readable): when the input holds a blank line
-//! (`\n\n`), the lines before it are `Name: value` headers (the request came over
-//! HTTP) and the rest is the message; otherwise the whole input is the message
-//! and there are no headers (stdio).
+//! Input format (so seeds stay readable): an input starting with
+//! `@session <version>\n` is routed on a legacy session of that dated revision
+//! (the line is then dropped). When the rest holds a blank line (`\n\n`), the
+//! lines before it are `Name: value` headers (the request came over HTTP) and
+//! the rest is the message; otherwise the whole input is the message and there
+//! are no headers (stdio).
 //!
 //! Properties: `route` never panics; an `Answer` is one JSON-RPC response object
 //! (`"jsonrpc": "2.0"`, exactly one of `result`/`error`) whose `id` is the
 //! request's when the request had a readable id, and absent otherwise; `Invoke`
 //! only for a JSON object with a string `method` and an id; `Drop` only for a
-//! message without an id.
+//! message without an id, or on a session for a response; `Initialize` only
+//! for an `initialize` request; `Session` only on a session.
 
 #![no_main]
 
@@ -28,7 +31,7 @@ use typed_mcp_core::catalog::{
 use typed_mcp_core::guard::depth_exceeds;
 use typed_mcp_core::router::{Decision, RouteContext, Router};
 use typed_mcp_core::wire::{CacheHint, Implementation};
-use typed_mcp_core::Limits;
+use typed_mcp_core::{Limits, SessionFacts};
 
 fn router() -> &'static Router {
     static ROUTER: OnceLock<Router> = OnceLock::new();
@@ -133,10 +136,15 @@ struct Reading {
     object: Option<Value>,
     /// Its `id` when it is a string or a canonical integer.
     id: Option<Value>,
+    /// The object's members read, but not every value: a number beyond
+    /// `f64` (e.g. `1e7890`) is valid JSON text that no `Value` holds. The
+    /// router reads the id then unless the number is in a member it decodes
+    /// (`params`), so the echoed id may be the id or absent.
+    id_uncertain: bool,
 }
 
 fn read(message: &[u8], limits: Limits) -> Reading {
-    let none = Reading { object: None, id: None };
+    let none = Reading { object: None, id: None, id_uncertain: false };
     if message.len() > limits.max_message_bytes || depth_exceeds(message, limits.max_depth).is_some() {
         return none;
     }
@@ -145,9 +153,10 @@ fn read(message: &[u8], limits: Limits) -> Reading {
         de.disable_recursion_limit();
         Value::deserialize(&mut de).and_then(|v| de.end().map(|()| v)).ok()
     };
-    let Some(value @ Value::Object(_)) = parse(message) else {
+    let value = parse(message);
+    if value.as_ref().is_some_and(|v| !v.is_object()) {
         return none;
-    };
+    }
     let Ok(Members(members)) = serde_json::from_slice::<Members>(message) else {
         return none;
     };
@@ -168,10 +177,26 @@ fn read(message: &[u8], limits: Limits) -> Reading {
             _ => None,
         }
     });
-    Reading { object: Some(value), id }
+    let id_uncertain = value.is_none();
+    Reading { object: value, id, id_uncertain }
+}
+
+/// The echoed id is the request's (or absent, where the reading is uncertain).
+fn check_id(body: &Value, reading: &Reading) {
+    let echoed = body.get("id");
+    let ok = echoed == reading.id.as_ref() || (reading.id_uncertain && echoed.is_none());
+    assert!(ok, "the echoed id {echoed:?}, the request's {:?}: {body:?}", reading.id);
 }
 
 fuzz_target!(|data: &[u8]| {
+    let (session, data) = match data.strip_prefix(b"@session ") {
+        Some(rest) => {
+            let end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
+            let version = String::from_utf8_lossy(&rest[..end]).into_owned();
+            (Some(SessionFacts::stateless(version)), &rest[(end + 1).min(rest.len())..])
+        }
+        None => (None, data),
+    };
     let (headers, message): (Option<Vec<(String, String)>>, &[u8]) =
         match data.windows(2).position(|w| w == b"\n\n") {
             Some(split) => {
@@ -191,7 +216,7 @@ fuzz_target!(|data: &[u8]| {
     let facts = RouteContext {
         headers: headers.as_ref().map(|h| h as &dyn typed_mcp_core::router::Headers),
         lists: None,
-        session: None,
+        session: session.as_ref(),
     };
     let decision = router.route(message, &facts);
     let reading = read(message, router.limits());
@@ -208,27 +233,43 @@ fuzz_target!(|data: &[u8]| {
                 assert!(error["code"].is_i64(), "error.code is an integer: {body:?}");
                 assert!(error["message"].is_string(), "error.message is a string: {body:?}");
             }
-            assert_eq!(body.get("id"), reading.id.as_ref(), "the echoed id: {body:?}");
+            check_id(&Value::Object(body.clone()), &reading);
         }
         Decision::Invoke(call) => {
-            let object = reading.object.expect("Invoke only for a JSON object");
-            assert!(object["method"].is_string(), "Invoke only with a string method");
+            if let Some(object) = &reading.object {
+                assert!(object["method"].is_string(), "Invoke only with a string method");
+            } else {
+                assert!(reading.id_uncertain, "Invoke only for a JSON object");
+            }
             let id = reading.id.expect("Invoke only with an id");
             assert_eq!(call.id.to_value(), id);
         }
         Decision::Drop(_) => {
             if let Some(object) = reading.object {
-                assert!(object.get("id").is_none(), "Drop only without an id: {object:?}");
+                let response = object.get("method").is_none()
+                    && (object.get("result").is_some() || object.get("error").is_some());
+                assert!(
+                    object.get("id").is_none() || (session.is_some() && response),
+                    "Drop only without an id, or a response on a session: {object:?}"
+                );
             }
         }
         Decision::Initialize(handshake) => {
-            let object = reading.object.expect("Initialize only for a JSON object");
-            assert_eq!(object["method"], json!("initialize"));
+            if let Some(object) = &reading.object {
+                assert_eq!(object["method"], json!("initialize"));
+            } else {
+                assert!(reading.id_uncertain, "Initialize only for a JSON object");
+            }
             let body: Value =
                 serde_json::from_slice(&handshake.response.body).expect("an answer is JSON");
-            assert_eq!(body.get("id"), reading.id.as_ref(), "the echoed id: {body:?}");
+            check_id(&body, &reading);
         }
-        Decision::Session(_) => panic!("a session change without a session"),
+        Decision::Session(update) => {
+            assert!(session.is_some(), "a session change without a session");
+            let body: Value =
+                serde_json::from_slice(&update.response.body).expect("an answer is JSON");
+            check_id(&body, &reading);
+        }
         _ => {}
     }
 });

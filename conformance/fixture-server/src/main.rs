@@ -1,7 +1,9 @@
 //! `fixture-server`: the "everything" server the official MCP conformance
 //! suite (`@modelcontextprotocol/conformance`) expects, written with
 //! typed-mcp's macros. `scripts/conformance` builds it, serves it over
-//! Streamable HTTP on a loopback port and runs the suite against it.
+//! Streamable HTTP on a loopback port and runs both of the suite's
+//! requirement sets against that one endpoint: 2026-07-28 (stateless) and
+//! 2025-11-25 (sessions opened with `initialize`).
 //!
 //! ```sh
 //! cargo run -p fixture-server -- --http 127.0.0.1:3000   # at http://127.0.0.1:3000/mcp
@@ -12,9 +14,14 @@
 //! tools, a tool that fails, progress, logging, a tool that needs the
 //! `sampling` client capability, the multi round-trip (`input_required`)
 //! tools and prompt, static and templated resources, prompts with arguments,
-//! an embedded resource and an image, and a completion. Every multi
-//! round-trip tool keeps its progress in the sealed `requestState` and
-//! nothing in memory: any retry may reach any process that shares the key.
+//! an embedded resource and an image, and a completion; for the 2025-11-25
+//! set also a tool that logs three messages, sampling and elicitation tools
+//! (the SEP-1034 defaults and SEP-1330 enum forms among them) and a resource
+//! to subscribe to. Every tool that asks for input is one `Answer::NeedsInput`
+//! declaration for both eras: a 2026-07-28 client gets `input_required` and
+//! retries, a session gets server-to-client requests. Every multi round-trip
+//! tool keeps its progress in the sealed `requestState` and nothing in
+//! memory: any retry may reach any process that shares the key.
 //!
 //! Declarations use `#[tool]`, `#[resource]` and `#[prompt]` wherever those
 //! can express the contract; the few they cannot (a required client
@@ -150,6 +157,34 @@ async fn test_logging_tool(ctx: ToolContext) -> ContentBlock {
     })
 }
 
+/// Log three messages, 50 ms apart (each sent only when the client asked
+/// for log messages at `info` or below: `logging/setLevel` on a legacy
+/// session, `io.modelcontextprotocol/logLevel` on a modern request); answer
+/// with how many were sent.
+#[tool(read_only)]
+async fn test_tool_with_logging(ctx: ToolContext) -> ContentBlock {
+    let mut sent = 0;
+    for (step, message) in [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if step > 0 {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        if ctx
+            .log(LoggingLevel::Info, json!({"message": message}))
+            .await
+        {
+            sent += 1;
+        }
+    }
+    ContentBlock::text(format!("Sent {sent} of 3 log messages."))
+}
+
 /// Needs the client's `sampling` capability on the request (refused with
 /// -32021 otherwise); answers with text. Declared by hand: the macros do not
 /// express a required client capability.
@@ -267,6 +302,130 @@ fn roots(ctx: &ToolContext, key: &str) -> Option<ListRootsResult> {
 
 fn list_roots() -> InputRequest {
     InputRequest::ListRoots(Map::new())
+}
+
+/// Ask the client's model to answer `prompt` through sampling; report its
+/// answer.
+///
+/// # Arguments
+/// * `prompt` - What to ask the model.
+#[tool(read_only)]
+async fn test_sampling(ctx: ToolContext, prompt: String) -> Answer<ContentBlock> {
+    match sampled(&ctx, "answer") {
+        Some(text) => Answer::Done(ContentBlock::text(format!("LLM response: {text}"))),
+        None => Answer::NeedsInput(NeedsInput::new().request("answer", sample(&prompt, 100))),
+    }
+}
+
+/// Ask the user for a username and an email address, showing `message`;
+/// report what they answered.
+///
+/// # Arguments
+/// * `message` - What to show the user.
+#[tool(read_only)]
+async fn test_elicitation(ctx: ToolContext, message: String) -> Answer<ContentBlock> {
+    match elicited(&ctx, "user_info") {
+        Some(answer) => Answer::Done(ContentBlock::text(format!(
+            "The user {} the request; content: {}",
+            action_name(answer.action),
+            answer
+                .content
+                .map_or("none".to_owned(), |c| Value::Object(c).to_string())
+        ))),
+        None => Answer::NeedsInput(NeedsInput::new().elicit(
+            "user_info",
+            message,
+            json!({
+                "type": "object",
+                "properties": {
+                    "username": {"type": "string", "description": "The user's name"},
+                    "email": {"type": "string", "description": "The user's email address"}
+                },
+                "required": ["username", "email"]
+            }),
+        )),
+    }
+}
+
+/// Ask the user for a form whose every field has a default (SEP-1034): a
+/// string, an integer, a number, an enum and a boolean; report the answer.
+#[tool(read_only)]
+async fn test_elicitation_sep1034_defaults(ctx: ToolContext) -> Answer<ContentBlock> {
+    match elicited(&ctx, "defaults") {
+        Some(answer) => Answer::Done(ContentBlock::text(format!(
+            "The user {} the form with defaults.",
+            action_name(answer.action)
+        ))),
+        None => Answer::NeedsInput(NeedsInput::new().elicit(
+            "defaults",
+            "Please review the prefilled details.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "default": "John Doe"},
+                    "age": {"type": "integer", "default": 30},
+                    "score": {"type": "number", "default": 95.5},
+                    "status": {
+                        "type": "string",
+                        "enum": ["active", "inactive", "pending"],
+                        "default": "active"
+                    },
+                    "verified": {"type": "boolean", "default": true}
+                }
+            }),
+        )),
+    }
+}
+
+/// Ask the user to choose from the five enum forms of SEP-1330 (untitled
+/// and titled single-select, the deprecated `enumNames`, untitled and titled
+/// multi-select); report the answer.
+#[tool(read_only)]
+async fn test_elicitation_sep1330_enums(ctx: ToolContext) -> Answer<ContentBlock> {
+    let titled = |values: &[(&str, &str)]| -> Vec<Value> {
+        values
+            .iter()
+            .map(|(value, title)| json!({"const": value, "title": title}))
+            .collect()
+    };
+    let choices = [
+        ("value1", "First option"),
+        ("value2", "Second option"),
+        ("value3", "Third option"),
+    ];
+    match elicited(&ctx, "choices") {
+        Some(answer) => Answer::Done(ContentBlock::text(format!(
+            "The user {} the enum form.",
+            action_name(answer.action)
+        ))),
+        None => Answer::NeedsInput(NeedsInput::new().elicit(
+            "choices",
+            "Please choose.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {
+                        "type": "string",
+                        "enum": ["option1", "option2", "option3"]
+                    },
+                    "titledSingle": {"type": "string", "oneOf": titled(&choices)},
+                    "legacyEnum": {
+                        "type": "string",
+                        "enum": ["opt1", "opt2", "opt3"],
+                        "enumNames": ["Option one", "Option two", "Option three"]
+                    },
+                    "untitledMulti": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": ["option1", "option2", "option3"]}
+                    },
+                    "titledMulti": {
+                        "type": "array",
+                        "items": {"anyOf": titled(&choices)}
+                    }
+                }
+            }),
+        )),
+    }
 }
 
 /// Ask for the user's name through an elicitation; greet them once answered.
@@ -569,6 +728,17 @@ async fn static_binary() -> ResourceContents {
     ResourceContents::blob("test://static-binary", Some("image/png"), PNG)
 }
 
+/// A resource clients subscribe to (`resources/subscribe`); its updates
+/// are published through the server's `ResourceUpdates`.
+#[resource(
+    uri = "test://watched-resource",
+    name = "watched-resource",
+    mime_type = "text/plain"
+)]
+async fn watched_resource() -> String {
+    "This resource is watched for updates.".to_owned()
+}
+
 /// A JSON record for any id.
 ///
 /// # Arguments
@@ -685,6 +855,11 @@ fn server() -> Result<Server, typed_mcp::BuildError> {
             test_missing_capability(),
             test_streaming_elicitation,
             test_logging_tool,
+            test_tool_with_logging,
+            test_sampling,
+            test_elicitation,
+            test_elicitation_sep1034_defaults,
+            test_elicitation_sep1330_enums,
             test_trigger_tool_change,
             test_trigger_prompt_change,
             test_input_required_result_elicitation,
@@ -698,7 +873,12 @@ fn server() -> Result<Server, typed_mcp::BuildError> {
             json_schema_2020_12_tool(),
             test_header_region(),
         ])
-        .resources(resources![static_text, static_binary, template])
+        .resources(resources![
+            static_text,
+            static_binary,
+            watched_resource,
+            template
+        ])
         .prompts(prompts![
             test_simple_prompt,
             test_prompt_with_arguments(),
@@ -800,6 +980,35 @@ mod tests {
             tools
                 .iter()
                 .all(|t| t.tool.description.as_deref().is_some_and(|d| !d.is_empty()))
+        );
+    }
+
+    #[test]
+    fn the_catalog_has_what_the_2025_11_25_scenarios_call() {
+        let server = server().expect("the fixture's declarations are valid");
+        let tools: Vec<&str> = server
+            .catalog()
+            .tools()
+            .iter()
+            .map(|t| t.tool.name.as_str())
+            .collect();
+        for name in [
+            "test_tool_with_logging",
+            "test_tool_with_progress",
+            "test_sampling",
+            "test_elicitation",
+            "test_elicitation_sep1034_defaults",
+            "test_elicitation_sep1330_enums",
+        ] {
+            assert!(tools.contains(&name), "no tool {name} among {tools:?}");
+        }
+        assert!(
+            server
+                .catalog()
+                .resources()
+                .iter()
+                .any(|r| r.resource.uri == "test://watched-resource"),
+            "no resource test://watched-resource"
         );
     }
 }

@@ -65,6 +65,33 @@ pub enum ClientError {
         /// The error's data, if any (boxed: the error stays small).
         data: Option<Box<Value>>,
     },
+    /// The HTTP server refused the request with a status and no JSON-RPC
+    /// answer to it.
+    #[error("{what}")]
+    Http {
+        /// The HTTP status code.
+        status: u16,
+        /// What came back, worded.
+        what: String,
+    },
+    /// In auto mode, neither era's handshake succeeded.
+    #[error(
+        "the server answered neither protocol era:\n  2026-07-28 (server/discover): {modern}\n  \
+         legacy (initialize): {legacy}"
+    )]
+    NeitherEra {
+        /// What `server/discover` got.
+        modern: Box<ClientError>,
+        /// What `initialize` got.
+        legacy: Box<ClientError>,
+    },
+    /// With `--era modern`, the server refused the first request and
+    /// `server/discover` the way a legacy server would.
+    #[error(
+        "{0}\nif this server speaks only a dated revision (2025-11-25 or older), try --era auto \
+         or --era legacy"
+    )]
+    ModernRefused(Box<ClientError>),
     /// An I/O error talking to the server.
     #[error("{0}")]
     Io(String),
@@ -73,7 +100,11 @@ pub enum ClientError {
 impl ClientError {
     /// True when the server answered, with an error (as opposed to no answer).
     pub fn is_answer(&self) -> bool {
-        matches!(self, ClientError::Rpc { .. })
+        match self {
+            ClientError::Rpc { .. } => true,
+            ClientError::ModernRefused(inner) => inner.is_answer(),
+            _ => false,
+        }
     }
 }
 

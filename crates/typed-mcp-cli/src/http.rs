@@ -1,13 +1,15 @@
-//! The Streamable HTTP transport: one POST per request, with the standard
-//! headers the 2026-07-28 revision requires; the answer is read whether the
-//! server sends `application/json` or a `text/event-stream`.
+//! The Streamable HTTP transport: one POST per request, with the headers the
+//! client gives (the era decides which); the answer is read whether the server
+//! sends `application/json` or a `text/event-stream`; notifications and the
+//! DELETE that ends a legacy session.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE};
-use http::{HeaderName, HeaderValue, Request, StatusCode, Uri};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
@@ -15,6 +17,27 @@ use serde_json::Value;
 
 use crate::error::ClientError;
 use crate::stdio::snippet;
+
+/// The header of a legacy session's id.
+pub const SESSION_ID: &str = "mcp-session-id";
+
+/// A response to one POST.
+#[derive(Debug)]
+pub struct HttpAnswer {
+    /// The JSON-RPC response to the request.
+    pub message: Value,
+    /// The `Mcp-Session-Id` header of the HTTP response, if any.
+    pub session_id: Option<String>,
+}
+
+fn content_type<B>(response: &Response<B>) -> String {
+    response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
 
 /// A Streamable HTTP endpoint.
 #[derive(Debug)]
@@ -40,18 +63,22 @@ impl HttpTransport {
         })
     }
 
-    /// POSTs one message with these headers (beyond `Content-Type` and
-    /// `Accept`) and returns the response to `id`.
-    pub async fn exchange(
+    /// Sends one HTTP request with these headers (beyond `Content-Type` and
+    /// `Accept` on a POST).
+    async fn send(
         &self,
-        message: Vec<u8>,
+        method: Method,
+        body: Vec<u8>,
         headers: &[(String, String)],
-        id: &Value,
-        show_notifications: bool,
-    ) -> Result<Value, ClientError> {
-        let mut request = Request::post(self.uri.clone())
-            .header(CONTENT_TYPE, "application/json")
-            .header(ACCEPT, "application/json, text/event-stream");
+    ) -> Result<Response<Incoming>, ClientError> {
+        let mut request = Request::builder()
+            .method(method.clone())
+            .uri(self.uri.clone());
+        if method == Method::POST {
+            request = request
+                .header(CONTENT_TYPE, "application/json")
+                .header(ACCEPT, "application/json, text/event-stream");
+        }
         for (name, value) in headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| ClientError::Usage(format!("header name {name:?}: {e}")))?;
@@ -60,9 +87,9 @@ impl HttpTransport {
             request = request.header(name, value);
         }
         let request = request
-            .body(Full::new(Bytes::from(message)))
+            .body(Full::new(Bytes::from(body)))
             .map_err(|e| ClientError::Usage(format!("cannot build the request: {e}")))?;
-        let response = self.client.request(request).await.map_err(|e| {
+        self.client.request(request).await.map_err(|e| {
             // The chain's innermost causes say what happened ("Connection refused").
             let mut reason = e.to_string();
             let mut source = std::error::Error::source(&e);
@@ -77,14 +104,26 @@ impl HttpTransport {
                 url: self.url.clone(),
                 reason,
             }
-        })?;
+        })
+    }
+
+    /// POSTs one request with these headers and returns the response to `id`,
+    /// with the `Mcp-Session-Id` the server sent along, if any.
+    pub async fn exchange(
+        &self,
+        message: Vec<u8>,
+        headers: &[(String, String)],
+        id: &Value,
+        show_notifications: bool,
+    ) -> Result<HttpAnswer, ClientError> {
+        let response = self.send(Method::POST, message, headers).await?;
         let status = response.status();
-        let content_type = response
+        let session_id = response
             .headers()
-            .get(CONTENT_TYPE)
+            .get(SESSION_ID)
             .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_ascii_lowercase();
+            .map(str::to_owned);
+        let content_type = content_type(&response);
         let mut body = response.into_body();
 
         if content_type.starts_with("text/event-stream") {
@@ -100,7 +139,35 @@ impl HttpTransport {
                     let message = self.parse_message(status, &event)?;
                     if is_answer_to(&message, id) {
                         // Dropping the body closes the stream: the answer is final.
-                        return Ok(message);
+                        return Ok(HttpAnswer {
+                            message,
+                            session_id,
+                        });
+                    }
+                    if let (Some(request_id), Some(asked)) = (
+                        message.get("id"),
+                        message.get("method").and_then(Value::as_str),
+                    ) {
+                        // A request of the server's on the request's stream (a
+                        // legacy session may ping): answered by a POST of its
+                        // own, in the same session.
+                        let answer = crate::era::answer_server_request(request_id, asked);
+                        let session: Vec<(String, String)> = headers
+                            .iter()
+                            .filter(|(name, _)| {
+                                name.eq_ignore_ascii_case(SESSION_ID)
+                                    || name.eq_ignore_ascii_case("mcp-protocol-version")
+                            })
+                            .cloned()
+                            .collect();
+                        let bytes = serde_json::to_vec(&answer).expect("a Value serializes");
+                        self.notify(
+                            bytes,
+                            &session,
+                            &format!("the answer to the server's {asked}"),
+                        )
+                        .await?;
+                        continue;
                     }
                     if show_notifications && message.get("id").is_none() {
                         crate::show::notification(&message);
@@ -122,20 +189,40 @@ impl HttpTransport {
             .map_err(|e| ClientError::Io(format!("reading the answer from {}: {e}", self.url)))?
             .to_bytes();
         if content_type.starts_with("application/json") {
-            let message = self.parse_message(status, &bytes)?;
-            if is_answer_to(&message, id) {
-                return Ok(message);
-            }
-            return Err(ClientError::NotMcp {
-                what: format!(
-                    "{}: HTTP {status} with a JSON body that does not answer request {id}: {}",
-                    self.url,
+            let said = match self.parse_message(status, &bytes) {
+                Ok(message) if is_answer_to(&message, id) => {
+                    return Ok(HttpAnswer {
+                        message,
+                        session_id,
+                    });
+                }
+                // A refusal that names no request of ours, e.g. a session
+                // check before the request was read: its error says why.
+                Ok(message) => match message.get("error") {
+                    Some(error) => format!(
+                        "a JSON-RPC error for no request of ours: {} {}",
+                        error.get("code").unwrap_or(&Value::Null),
+                        error.get("message").and_then(Value::as_str).unwrap_or("")
+                    ),
+                    None => format!(
+                        "a JSON body that does not answer request {id}: {}",
+                        snippet(&String::from_utf8_lossy(&bytes))
+                    ),
+                },
+                Err(_) if status.is_client_error() => format!(
+                    "a body that is not JSON-RPC: {}",
                     snippet(&String::from_utf8_lossy(&bytes))
                 ),
-                stderr: String::new(),
-            });
+                Err(e) => return Err(e),
+            };
+            return Err(self.refused(status, format!("{}: HTTP {status} with {said}", self.url)));
         }
-        let hint = if status == StatusCode::NOT_FOUND {
+        // Inside a session a 404 means the session is gone, which the client
+        // words; the path is not in doubt.
+        let in_session = headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case(SESSION_ID));
+        let hint = if status == StatusCode::NOT_FOUND && !in_session {
             " — nothing is served at this path (typed-mcp servers usually serve /mcp)"
         } else {
             ""
@@ -153,13 +240,74 @@ impl HttpTransport {
                 snippet(&String::from_utf8_lossy(&bytes))
             )
         };
-        Err(ClientError::NotMcp {
-            what: format!(
+        Err(self.refused(
+            status,
+            format!(
                 "{} did not answer as an MCP server: HTTP {status} with {shown}{hint}",
                 self.url
             ),
-            stderr: String::new(),
-        })
+        ))
+    }
+
+    /// An answer that is no answer: [`ClientError::Http`] for a status the
+    /// client can act on (4xx), otherwise not MCP.
+    fn refused(&self, status: StatusCode, what: String) -> ClientError {
+        if status.is_client_error() {
+            ClientError::Http {
+                status: status.as_u16(),
+                what,
+            }
+        } else {
+            ClientError::NotMcp {
+                what,
+                stderr: String::new(),
+            }
+        }
+    }
+
+    /// POSTs one notification, or a response to a request of the server's
+    /// (`what` names it for an error); the server accepts it with a 2xx (202
+    /// with no body, as a rule).
+    pub async fn notify(
+        &self,
+        message: Vec<u8>,
+        headers: &[(String, String)],
+        what: &str,
+    ) -> Result<(), ClientError> {
+        let response = self.send(Method::POST, message, headers).await?;
+        let status = response.status();
+        if status.is_success() {
+            return Ok(());
+        }
+        let content_type = content_type(&response);
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        Err(self.refused(
+            status,
+            format!(
+                "{}: {what} was refused: HTTP {status} with {}",
+                self.url,
+                if bytes.is_empty() {
+                    "an empty body".to_owned()
+                } else {
+                    format!(
+                        "{content_type}: {}",
+                        snippet(&String::from_utf8_lossy(&bytes))
+                    )
+                }
+            ),
+        ))
+    }
+
+    /// Sends a DELETE with these headers (the end of a legacy session) and
+    /// returns the status.
+    pub async fn delete(&self, headers: &[(String, String)]) -> Result<StatusCode, ClientError> {
+        let response = self.send(Method::DELETE, Vec::new(), headers).await?;
+        Ok(response.status())
     }
 
     fn parse_message(&self, status: StatusCode, bytes: &[u8]) -> Result<Value, ClientError> {

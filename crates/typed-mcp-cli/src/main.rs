@@ -1,6 +1,23 @@
-//! `typed-mcp`: a command-line client for MCP 2026-07-28 servers, the
-//! `mcp.lock` of a server's declarations, and the same commands served as an
-//! MCP server.
+//! `typed-mcp`: a command-line client for MCP servers of either protocol era,
+//! the `mcp.lock` of a server's declarations, and the same commands served as
+//! an MCP server.
+//!
+//! # Eras
+//!
+//! By default (`--era auto`) the client asks `server/discover` (2026-07-28,
+//! stateless, a `_meta` envelope on every request). When the answer shows the
+//! server does not speak 2026-07-28 (a JSON-RPC error such as `-32601` or
+//! `-32602`, `-32022` listing a dated revision, or over HTTP a 400, 404 or
+//! 405 without a JSON-RPC answer), it opens a legacy session instead:
+//! `initialize` offering 2025-11-25 (2025-06-18 and 2025-03-26 are accepted as
+//! the server's counter-offer), `notifications/initialized`, then requests
+//! without the envelope; over HTTP every later request carries the session's
+//! `Mcp-Session-Id` (and `MCP-Protocol-Version` from 2025-06-18 on) and the
+//! session is ended with a DELETE. `--era modern` and `--era legacy` speak
+//! only that era. The legacy era is named on stderr; `discover` names either
+//! on stdout. What the legacy wire lacks (`resultType`, cache hints, the list
+//! of supported versions) is not shown, and `mcp.lock` records declarations,
+//! not the era: a server reachable in both locks the same.
 //!
 //! Exit status: 0 on success; 1 when the server answered with an error (a
 //! JSON-RPC error, a tool's `isError`) or `lock --check` found changes; 2 when
@@ -12,6 +29,7 @@
 
 mod args;
 mod client;
+mod era;
 mod error;
 mod http;
 mod lock;
@@ -27,7 +45,8 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
-use crate::client::{Client, Notifications};
+use crate::client::{Client, Notifications, Options};
+use crate::era::{Era, Spoken};
 use crate::error::{CliError, ClientError};
 use crate::lock::{Lock, LockError, diff};
 use crate::mcp::ListKind;
@@ -42,6 +61,15 @@ serves MCP over stdio (it is started, and stopped when done):
   typed-mcp call add a=2 b=3 -- http://127.0.0.1:8000/mcp
   typed-mcp read quickstart://greeting/Ada -- ./target/debug/examples/quickstart
   typed-mcp lock --check -- ./target/debug/my-server
+  typed-mcp --era legacy list -- python server.py
+
+Eras: by default (--era auto) the client asks server/discover (2026-07-28) and,
+when the server shows it does not speak it (a JSON-RPC error such as -32601 or
+-32602, -32022 listing a dated version, or HTTP 400/404/405 without an
+answer), opens a legacy session: initialize offering 2025-11-25 (2025-06-18
+and 2025-03-26 accepted), then requests without the _meta envelope; over HTTP
+with the session's Mcp-Session-Id, ended by a DELETE. The legacy era is named
+on stderr, and `discover` names either. `mcp.lock` is the same in both eras.
 
 Exit status: 0 success; 1 the server answered with an error, or `lock --check`
 found changes; 2 no answer (bad usage, server not found or unreachable, output
@@ -51,7 +79,7 @@ that is not MCP, timeout, unusable lock file).";
 #[command(
     name = "typed-mcp",
     version,
-    about = "Talk to MCP (2026-07-28) servers over stdio or Streamable HTTP, and lock their declarations.",
+    about = "Talk to MCP servers of either era (2026-07-28, or 2025-11-25 and older through initialize) over stdio or Streamable HTTP, and lock their declarations.",
     after_help = AFTER_HELP
 )]
 struct Cli {
@@ -65,6 +93,12 @@ struct Cli {
     /// answer then comes as an event stream).
     #[arg(long, global = true)]
     progress: bool,
+    /// Which protocol era to speak: `auto` asks `server/discover` (2026-07-28)
+    /// and falls back to `initialize` (2025-11-25, or the server's counter-offer
+    /// 2025-06-18 or 2025-03-26) when the server shows it does not speak
+    /// 2026-07-28; `modern` and `legacy` speak only that era.
+    #[arg(long, global = true, value_enum, default_value_t = Era::Auto)]
+    era: Era,
     /// Ask for log messages at this level and above, printed to stderr.
     #[arg(long, global = true, value_name = "LEVEL", value_parser = [
         "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -83,7 +117,9 @@ struct Server {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Show what the server is: name, version, protocol versions, capabilities.
+    /// Show what the server is: name, version, the protocol era and versions it
+    /// speaks, capabilities (with --json: the `server/discover` result, or in
+    /// the legacy era the `initialize` result).
     Discover {
         #[command(flatten)]
         server: Server,
@@ -171,18 +207,17 @@ fn main() -> ExitCode {
             }
         };
     }
-    match runtime.block_on(run(cli)) {
-        Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::Refused) => ExitCode::from(1),
-        Err(CliError::Client(e)) if e.is_answer() => {
-            eprintln!("typed-mcp: {e}");
-            ExitCode::from(1)
-        }
-        Err(e) => {
-            eprintln!("typed-mcp: {e}");
-            ExitCode::from(2)
-        }
+    let outcome = runtime.block_on(run(cli));
+    let code = match &outcome {
+        Ok(Outcome::Success) => return ExitCode::SUCCESS,
+        Ok(Outcome::Refused) => return ExitCode::from(1),
+        Err(CliError::Client(e)) if e.is_answer() => 1,
+        Err(_) => 2,
+    };
+    if let Err(e) = &outcome {
+        eprintln!("typed-mcp: {e}");
     }
+    ExitCode::from(code)
 }
 
 fn timeout(seconds: f64) -> Result<Duration, ClientError> {
@@ -210,15 +245,20 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
         progress: cli.progress,
         log_level: cli.log_level,
     };
-    let connect = Connect {
+    let connect = Options {
         timeout,
+        era: cli.era,
         notifications,
     };
     match cli.command {
         Command::Discover { server } => {
             with_client(&server, &connect, async |client| {
                 let result = client.discover().await?;
-                emit(json, &result, show::discover);
+                if json {
+                    print_json(&result);
+                } else {
+                    print!("{}", show::greeting(client.spoken(), &result));
+                }
                 Ok(Outcome::Success)
             })
             .await
@@ -296,21 +336,22 @@ fn emit(json: bool, result: &Value, readable: fn(&Value) -> String) {
     }
 }
 
-/// How to reach the server.
-struct Connect {
-    timeout: Duration,
-    notifications: Notifications,
-}
-
 async fn with_client<T>(
     server: &Server,
-    connect: &Connect,
+    options: &Options,
     work: impl AsyncFnOnce(&mut Client) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
     let target = Target::parse(&server.server)?;
-    let mut client = Client::connect(&target, connect.timeout)?
-        .with_notifications(connect.notifications.clone());
-    let result = work(&mut client).await;
+    let mut client = Client::connect(&target, options.clone()).await?;
+    // 2026-07-28 is the expected era; the other is named on stderr (stdout is
+    // the answer's), and `discover` names either.
+    if let Spoken::Legacy(session) = client.spoken() {
+        eprintln!("typed-mcp: era: {}", session.describe());
+    }
+    let result = match work(&mut client).await {
+        Err(CliError::Client(e)) => Err(CliError::Client(client.explain(e).await)),
+        other => other,
+    };
     client.close().await;
     result
 }
@@ -319,7 +360,7 @@ async fn run_lock(
     check: bool,
     path: &Path,
     server: &Server,
-    connect: &Connect,
+    connect: &Options,
     json: bool,
 ) -> Result<Outcome, CliError> {
     // A check needs the lock: refuse before starting the server.

@@ -11,7 +11,8 @@ use serde_json::{Map, Value, json};
 use typed_mcp::wire::{CallToolResult, ResultType, methods};
 use typed_mcp::{Server, tool, tools};
 
-use crate::client::{Client, DEFAULT_TIMEOUT};
+use crate::client::{Client, Options};
+use crate::era::Spoken;
 use crate::error::CliError;
 use crate::lock::{Change, Lock, diff};
 use crate::show;
@@ -60,7 +61,8 @@ async fn with_client<T>(
     work: impl AsyncFnOnce(&mut Client) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
     let target = Target::parse(server)?;
-    let mut client = Client::connect(&target, DEFAULT_TIMEOUT)?;
+    // Auto: the server behind may speak either era.
+    let mut client = Client::connect(&target, Options::default()).await?;
     let result = work(&mut client).await;
     client.close().await;
     result
@@ -71,8 +73,9 @@ fn shown(text: String, raw: Value) -> CallToolResult {
     CallToolResult::text(text).with_structured_content(raw)
 }
 
-/// Ask an MCP server what it is (`server/discover`): its name and version, the
-/// protocol versions and capabilities it supports, and its instructions.
+/// Ask an MCP server what it is: its name and version, the protocol era and
+/// versions it speaks, its capabilities and instructions (`server/discover`,
+/// or `initialize` for a server of the dated revisions up to 2025-11-25).
 ///
 /// # Arguments
 /// * `server` - The server: one URL such as `http://127.0.0.1:8000/mcp`, or a command and its arguments (e.g. `["cargo", "run", "-q", "--example", "quickstart"]`), which is started and spoken to over stdio.
@@ -80,7 +83,7 @@ fn shown(text: String, raw: Value) -> CallToolResult {
 async fn discover(server: Vec<String>) -> Result<CallToolResult, CliError> {
     with_client(&server, async |client| {
         let result = client.discover().await?;
-        Ok(shown(show::discover(&result), result))
+        Ok(shown(show::greeting(client.spoken(), &result), result))
     })
     .await
 }
@@ -118,7 +121,15 @@ async fn call_tool(
     with_client(&server, async |client| {
         let arguments = Value::Object(arguments.unwrap_or_default());
         let result = client.call_tool(&name, arguments).await?;
-        let decoded: Option<CallToolResult> = serde_json::from_value(result.clone()).ok();
+        let mut complete = result.clone();
+        if let (Spoken::Legacy(_), Some(fields)) = (client.spoken(), complete.as_object_mut()) {
+            // A legacy result is always final: the dated revisions have no
+            // interim answers, so it is passed on as the `complete` it is.
+            fields
+                .entry("resultType")
+                .or_insert_with(|| json!("complete"));
+        }
+        let decoded: Option<CallToolResult> = serde_json::from_value(complete).ok();
         match decoded {
             Some(result) if result.result_type == ResultType::Complete => {
                 Ok(result.with_meta(Default::default()))

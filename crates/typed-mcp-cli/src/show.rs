@@ -4,6 +4,9 @@
 use std::fmt::Write as _;
 
 use serde_json::Value;
+use typed_mcp::protocol::PROTOCOL_VERSION;
+
+use crate::era::{LegacySession, Spoken};
 
 fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
@@ -26,12 +29,17 @@ fn indent(text: &str, by: &str) -> String {
         .join("\n")
 }
 
-/// A `server/discover` result.
-pub fn discover(result: &Value) -> String {
-    let mut out = String::new();
-    let info = result
-        .get("_meta")
-        .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"));
+/// What the server says about itself, in the era the handshake settled: a
+/// `server/discover` result (2026-07-28) or a legacy session's `initialize`
+/// result, with a line that names the era.
+pub fn greeting(spoken: &Spoken, result: &Value) -> String {
+    match spoken {
+        Spoken::Modern { .. } => discover(result),
+        Spoken::Legacy(session) => initialize(session),
+    }
+}
+
+fn server_line(out: &mut String, info: Option<&Value>) {
     match info {
         Some(info) => {
             let name = text(info, "name").unwrap_or("(unnamed)");
@@ -44,17 +52,19 @@ pub fn discover(result: &Value) -> String {
         }
         None => out.push_str("server: (it does not name itself)\n"),
     }
-    let versions: Vec<&str> = result
-        .get("supportedVersions")
-        .and_then(Value::as_array)
-        .map(|v| v.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let _ = writeln!(out, "protocol versions: {}", versions.join(", "));
+}
+
+fn capabilities_and_instructions(out: &mut String, result: &Value) {
     let capabilities: Vec<String> = result
         .get("capabilities")
         .and_then(Value::as_object)
         .map(|caps| {
             caps.iter()
+                // An empty `experimental` object offers nothing.
+                .filter(|(name, value)| {
+                    !(name.as_str() == "experimental"
+                        && value.as_object().is_some_and(|o| o.is_empty()))
+                })
                 .map(|(name, value)| {
                     let flags: Vec<&str> = value
                         .as_object()
@@ -86,6 +96,44 @@ pub fn discover(result: &Value) -> String {
     if let Some(instructions) = text(result, "instructions") {
         let _ = writeln!(out, "instructions:\n{}", indent(instructions, "  "));
     }
+}
+
+/// A `server/discover` result.
+pub fn discover(result: &Value) -> String {
+    let mut out = String::new();
+    server_line(
+        &mut out,
+        result
+            .get("_meta")
+            .and_then(|m| m.get("io.modelcontextprotocol/serverInfo")),
+    );
+    let _ = writeln!(
+        out,
+        "era: modern ({PROTOCOL_VERSION}, stateless; the server answered server/discover)"
+    );
+    let versions: Vec<&str> = result
+        .get("supportedVersions")
+        .and_then(Value::as_array)
+        .map(|v| v.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let _ = writeln!(out, "protocol versions: {}", versions.join(", "));
+    capabilities_and_instructions(&mut out, result);
+    out
+}
+
+/// A legacy session's `initialize` result. A legacy server names only the
+/// revision it negotiated, so that is the one shown.
+pub fn initialize(session: &LegacySession) -> String {
+    let result = &session.initialized;
+    let mut out = String::new();
+    server_line(&mut out, result.get("serverInfo"));
+    let _ = writeln!(out, "era: {}", session.describe());
+    let _ = writeln!(
+        out,
+        "protocol version: {} (a legacy server names only the one it negotiated)",
+        session.version
+    );
+    capabilities_and_instructions(&mut out, result);
     out
 }
 
@@ -308,11 +356,21 @@ pub fn call(result: &Value) -> String {
         out.push('\n');
     }
     for block in blocks.iter().map(content_block) {
-        // The usual mirror of structured output is a text block of its JSON:
+        // The usual mirror of structured output is a text block of its JSON
+        // (or, for a value wrapped as `{"result": ...}`, of that value):
         // shown once is enough.
-        if structured.is_some() && serde_json::from_str::<Value>(&block).ok().as_ref() == structured
-        {
-            continue;
+        if let Some(structured) = structured {
+            let parsed = serde_json::from_str::<Value>(&block).ok();
+            let wrapped = structured
+                .as_object()
+                .filter(|o| o.len() == 1)
+                .and_then(|o| o.get("result"));
+            let mirrors_wrapped = wrapped.is_some_and(|value| {
+                parsed.as_ref() == Some(value) || value.as_str() == Some(block.as_str())
+            });
+            if parsed.as_ref() == Some(structured) || mirrors_wrapped {
+                continue;
+            }
         }
         out.push_str(&block);
         if !block.ends_with('\n') {
@@ -427,6 +485,17 @@ mod tests {
         assert_eq!(call(&result), "{\n  \"sum\": 5\n}\n");
         let result = json!({"content": [{"type": "text", "text": "hi"}]});
         assert_eq!(call(&result), "hi\n");
+        // A value wrapped as {"result": ...}, its text the bare value.
+        let result = json!({"content": [{"type": "text", "text": "5"}],
+                            "structuredContent": {"result": 5}});
+        assert_eq!(call(&result), "{\n  \"result\": 5\n}\n");
+        let result = json!({"content": [{"type": "text", "text": "hi"}],
+                            "structuredContent": {"result": "hi"}});
+        assert_eq!(call(&result), "{\n  \"result\": \"hi\"\n}\n");
+        // Text that only looks like the value is kept.
+        let result = json!({"content": [{"type": "text", "text": "five"}],
+                            "structuredContent": {"result": 5}});
+        assert_eq!(call(&result), "{\n  \"result\": 5\n}\nfive\n");
         let result = json!({"isError": true, "content": [{"type": "text", "text": "boom"}]});
         assert_eq!(call(&result), "the tool reported an error:\nboom\n");
     }

@@ -103,15 +103,9 @@ impl StdioTransport {
             .stdin
             .as_mut()
             .ok_or_else(|| ClientError::Io("the server's stdin is closed".into()))?;
-        let mut line = message.to_vec();
-        line.push(b'\n');
         // A failed write means the server is gone; what it printed before it
         // went (read below) tells more than the broken pipe.
-        let _ = async {
-            stdin.write_all(&line).await?;
-            stdin.flush().await
-        }
-        .await;
+        let _ = write_line(stdin, message).await;
         loop {
             let mut text = String::new();
             let read = self
@@ -148,12 +142,36 @@ impl StdioTransport {
             {
                 return Ok(message);
             }
+            if let (Some(request_id), Some(asked)) = (
+                message.get("id"),
+                message.get("method").and_then(Value::as_str),
+            ) {
+                // A request of the server's (a legacy session may ping): it
+                // waits for an answer, so it gets one.
+                let answer = crate::era::answer_server_request(request_id, asked);
+                if let Some(stdin) = self.stdin.as_mut() {
+                    let bytes = serde_json::to_vec(&answer).expect("a Value serializes");
+                    let _ = write_line(stdin, &bytes).await;
+                }
+                continue;
+            }
             if show_notifications && message.get("id").is_none() {
                 crate::show::notification(&message);
             }
             // Otherwise a notification nobody asked to see, or an answer to
             // another request: skipped.
         }
+    }
+
+    /// Sends one notification (no answer is awaited).
+    pub async fn notify(&mut self, message: &[u8]) -> Result<(), ClientError> {
+        let stdin = self
+            .stdin
+            .as_mut()
+            .ok_or_else(|| ClientError::Io("the server's stdin is closed".into()))?;
+        write_line(stdin, message)
+            .await
+            .map_err(|e| ClientError::Io(format!("writing to the server's stdin: {e}")))
     }
 
     /// The error for a server that stopped talking: how it ended, and its stderr.
@@ -183,6 +201,14 @@ impl StdioTransport {
             let _ = self.child.kill().await;
         }
     }
+}
+
+async fn write_line(stdin: &mut ChildStdin, message: &[u8]) -> io::Result<()> {
+    let mut line = Vec::with_capacity(message.len() + 1);
+    line.extend_from_slice(message);
+    line.push(b'\n');
+    stdin.write_all(&line).await?;
+    stdin.flush().await
 }
 
 /// At most 200 characters of `text`, for an error message.

@@ -20,9 +20,15 @@
 //!    whenever it could be read.
 //! 6. **Notifications** — a message without `id` is never answered: it becomes
 //!    [`Decision::Drop`] (`notifications/cancelled` carries the id to cancel).
-//! 7. **Legacy `initialize`** — always `-32601` (404) whose message and
-//!    `data.supported` name the supported versions, before any envelope or
-//!    header rung can reject it, because a 2025-era client sends neither.
+//! 7. **Era** — a message of a dated revision leaves this ladder for the
+//!    legacy one (the `legacy` submodule, and [`crate::legacy`]): an
+//!    `initialize`, a message on a legacy session
+//!    ([`RouteContext::session`]), or one with a dated `MCP-Protocol-Version`
+//!    header or an `Mcp-Session-Id`, unless it carries the 2026-07-28
+//!    envelope or version header (a dated client sends neither). Serving
+//!    dated clients off ([`Router::with_legacy_clients`]), `initialize` is
+//!    `-32601` (404) whose message and `data.supported` name the supported
+//!    versions, before any envelope or header rung can reject it.
 //! 8. **Standard headers** (HTTP only) — `MCP-Protocol-Version` present;
 //!    `Mcp-Method` present and equal to `method` → else `-32020` (400).
 //! 9. **`_meta` envelope** — `params._meta` with a string
@@ -697,46 +703,14 @@ impl Router {
 
         // Rung 13: method known and offered.
         let caps = &self.catalog.capabilities;
-        let offered = |announced: bool, capability: &str| -> Result<(), Refusal> {
-            if announced {
-                Ok(())
-            } else {
-                Err((
-                    RpcError::method_not_found(format!(
-                        "{method} is not offered: this server announces no {capability} capability"
-                    )),
-                    404,
-                ))
-            }
-        };
         let list = |kind: Kind| self.list_page(id, kind, params, lists, false).map(Some);
-        let listed = match method {
-            methods::DISCOVER => Some(answer_raw(id, &self.catalog.discover_result)),
-            methods::TOOLS_LIST => {
-                offered(caps.tools.is_some(), "tools")?;
-                list(Kind::Tool)?
-            }
-            methods::PROMPTS_LIST => {
-                offered(caps.prompts.is_some(), "prompts")?;
-                list(Kind::Prompt)?
-            }
-            methods::RESOURCES_LIST => {
-                offered(caps.resources.is_some(), "resources")?;
-                list(Kind::Resource)?
-            }
-            methods::RESOURCE_TEMPLATES_LIST => {
-                offered(caps.resources.is_some(), "resources")?;
-                list(Kind::ResourceTemplate)?
-            }
-            methods::TOOLS_CALL => offered(caps.tools.is_some(), "tools").map(|()| None)?,
-            methods::PROMPTS_GET => offered(caps.prompts.is_some(), "prompts").map(|()| None)?,
-            methods::RESOURCES_READ => {
-                offered(caps.resources.is_some(), "resources").map(|()| None)?
-            }
-            methods::COMPLETE => {
-                offered(caps.completions.is_some(), "completions").map(|()| None)?
-            }
-            methods::SUBSCRIPTIONS_LISTEN => {
+        let listed = match (method, self.shared_method(method)) {
+            (_, Some(offered)) => match offered? {
+                Some(kind) => list(kind)?,
+                None => None,
+            },
+            (methods::DISCOVER, None) => Some(answer_raw(id, &self.catalog.discover_result)),
+            (methods::SUBSCRIPTIONS_LISTEN, None) => {
                 let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe) == Some(true);
                 if !subscribe {
                     return Err((
@@ -748,7 +722,7 @@ impl Router {
                 }
                 None
             }
-            m if methods::REMOVED.contains(&m) => {
+            (m, None) if methods::REMOVED.contains(&m) => {
                 let dated = if self.legacy {
                     format!(
                         " (it is served to clients of the dated revisions {}, after initialize)",
@@ -764,7 +738,7 @@ impl Router {
                     404,
                 ));
             }
-            m => {
+            (m, None) => {
                 return Err((
                     RpcError::method_not_found(format!("unknown method {m:?}")),
                     404,
@@ -810,6 +784,36 @@ impl Router {
             input_responses,
             request_state,
         })))
+    }
+
+    /// The methods both eras serve, checked against the capability each
+    /// needs: `Some(Ok(Some(kind)))` for a list, `Some(Ok(None))` for a call,
+    /// `Some(Err)` when its capability is not announced, `None` for any other
+    /// method.
+    fn shared_method(&self, method: &str) -> Option<Result<Option<Kind>, Refusal>> {
+        let caps = &self.catalog.capabilities;
+        let (announced, capability, list) = match method {
+            methods::TOOLS_LIST => (caps.tools.is_some(), "tools", Some(Kind::Tool)),
+            methods::PROMPTS_LIST => (caps.prompts.is_some(), "prompts", Some(Kind::Prompt)),
+            methods::RESOURCES_LIST => {
+                (caps.resources.is_some(), "resources", Some(Kind::Resource))
+            }
+            methods::RESOURCE_TEMPLATES_LIST => (
+                caps.resources.is_some(),
+                "resources",
+                Some(Kind::ResourceTemplate),
+            ),
+            methods::TOOLS_CALL => (caps.tools.is_some(), "tools", None),
+            methods::PROMPTS_GET => (caps.prompts.is_some(), "prompts", None),
+            methods::RESOURCES_READ => (caps.resources.is_some(), "resources", None),
+            methods::COMPLETE => (caps.completions.is_some(), "completions", None),
+            _ => return None,
+        };
+        Some(if announced {
+            Ok(list)
+        } else {
+            Err(not_offered(method, capability))
+        })
     }
 
     fn list_page(
@@ -1009,6 +1013,16 @@ impl Router {
             400,
         ))
     }
+}
+
+/// `-32601` (404) for a method whose capability this server does not announce.
+fn not_offered(method: &str, capability: &str) -> Refusal {
+    (
+        RpcError::method_not_found(format!(
+            "{method} is not offered: this server announces no {capability} capability"
+        )),
+        404,
+    )
 }
 
 fn oversized(len: usize, max: usize) -> RpcError {

@@ -18,7 +18,9 @@ use typed_mcp_core::wire::{
 };
 use typed_mcp_core::{RequestId, RequestMeta};
 
-use crate::capability::{Capability, NotAuthorized};
+use crate::capability::{
+    Capability, Grant, NotAuthorized, OutOfScope, Refusal, Scope, ScopeEntry, ScopeKind,
+};
 use crate::secret::Redactor;
 use crate::trace::TraceContext;
 use crate::transport::{Message, Outbox};
@@ -145,6 +147,12 @@ struct Inner {
     /// The capabilities the call's declaration names (all granted, or it
     /// would not run): the ceiling of [`ToolContext::authorize`].
     scope: OnceLock<Arc<[Capability]>>,
+    /// The grants of those capabilities, with the scopes the host narrowed
+    /// them to: what the handles reach.
+    grants: OnceLock<Arc<[Grant]>>,
+    /// The last refusal of a scoped handle (capability, what was asked), for
+    /// the receipt.
+    refusal: Mutex<Option<(String, String)>>,
     deadline: OnceLock<Instant>,
     trace: OnceLock<TraceContext>,
     /// What the typed layer learned about the outcome, for the receipt.
@@ -199,6 +207,8 @@ impl ToolContext {
                 request_state: OnceLock::new(),
                 principal,
                 scope: OnceLock::new(),
+                grants: OnceLock::new(),
+                refusal: Mutex::new(None),
                 deadline: OnceLock::new(),
                 trace: OnceLock::new(),
                 note: Mutex::new(None),
@@ -231,6 +241,8 @@ impl ToolContext {
                 request_state: OnceLock::new(),
                 principal: inner.principal.clone(),
                 scope: inner.scope.clone(),
+                grants: inner.grants.clone(),
+                refusal: Mutex::new(None),
                 deadline: OnceLock::new(),
                 trace: inner.trace.clone(),
                 note: Mutex::new(None),
@@ -281,6 +293,150 @@ impl ToolContext {
 
     pub(crate) fn set_scope(&self, scope: Arc<[Capability]>) {
         let _ = self.inner.scope.set(scope);
+    }
+
+    pub(crate) fn set_grants(&self, grants: Arc<[Grant]>) {
+        let _ = self.inner.grants.set(grants);
+    }
+
+    /// The last refusal of a scoped handle in this call: the capability's
+    /// name and what was asked.
+    pub(crate) fn take_refusal(&self) -> Option<(String, String)> {
+        self.inner
+            .refusal
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    /// The scope the host narrowed `capability` to for this call: `None` when
+    /// the declaration does not name it (or outside a call), an empty
+    /// [`Scope`] when it was granted unscoped.
+    pub fn granted_scope(&self, capability: &Capability) -> Option<&Scope> {
+        if !self.scope().iter().any(|c| c.name() == capability.name()) {
+            return None;
+        }
+        self.inner
+            .grants
+            .get()?
+            .iter()
+            .find(|g| g.capability.name() == capability.name())
+            .map(|g| &g.scope)
+    }
+
+    /// A refusal of `asked` through `capability`, noted for the call's
+    /// receipt (`refused_in_call`).
+    pub(crate) fn refuse(
+        &self,
+        capability: &Capability,
+        asked: impl Into<String>,
+        refusal: Refusal,
+    ) -> OutOfScope {
+        let asked = asked.into();
+        let scope = match &refusal {
+            Refusal::NotDeclared { .. } => Vec::new(),
+            _ => self
+                .granted_scope(capability)
+                .map(Scope::texts)
+                .unwrap_or_default(),
+        };
+        *self.inner.refusal.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((capability.name().to_owned(), asked.clone()));
+        OutOfScope {
+            capability: *capability,
+            asked,
+            scope,
+            refusal,
+        }
+    }
+
+    /// The scope of `capability` for a handle of `kind`, or the refusal of
+    /// `asked`: the declaration must name the capability (it is the ceiling,
+    /// whatever the host granted) and the capability must be of that kind.
+    pub(crate) fn scope_for(
+        &self,
+        capability: &Capability,
+        kind: fn(ScopeKind) -> bool,
+        asked: &str,
+    ) -> Result<&Scope, OutOfScope> {
+        let Some(scope) = self.granted_scope(capability) else {
+            let declared = self.scope().to_vec();
+            return Err(self.refuse(capability, asked, Refusal::NotDeclared { declared }));
+        };
+        if !kind(capability.kind()) {
+            return Err(self.refuse(capability, asked, Refusal::WrongKind));
+        }
+        Ok(scope)
+    }
+
+    /// Checks that this call may act on the application resource `id`
+    /// through `capability`, a [`resources`](Capability::resources)
+    /// capability: its declaration names it (the ceiling), and the host's
+    /// grant matches `id` (an unscoped grant matches every id, as a grant
+    /// did before scopes). A refusal is noted for the receipt
+    /// (`refused_in_call`); return it from the tool as a typed error.
+    ///
+    /// ```
+    /// use typed_mcp::{Capability, ToolContext};
+    ///
+    /// const DESK_WRITE: Capability =
+    ///     Capability::new("desk.write", "Change tickets").resources();
+    /// // Outside a call nothing is declared, so everything is refused.
+    /// let refused = ToolContext::current()
+    ///     .authorize_resource(&DESK_WRITE, "ticket:T-1001")
+    ///     .unwrap_err();
+    /// assert!(refused.to_string().contains("desk.write"));
+    /// ```
+    pub fn authorize_resource(&self, capability: &Capability, id: &str) -> Result<(), OutOfScope> {
+        let scope = self.scope_for(capability, |k| matches!(k, ScopeKind::Resources), id)?;
+        if scope.is_unscoped()
+            || scope
+                .entries()
+                .iter()
+                .any(|e| matches!(e, ScopeEntry::Resource(p) if p.matches(id)))
+        {
+            Ok(())
+        } else {
+            Err(self.refuse(capability, id, Refusal::Outside))
+        }
+    }
+
+    /// The directory handle of `capability`, a [`paths`](Capability::paths)
+    /// capability, at its first granted root, with the grant's access (see
+    /// [`ScopedDir`](crate::capability::fs::ScopedDir)). Refused when the
+    /// declaration does not name the capability, or the grant has no root.
+    #[cfg(feature = "fs")]
+    pub fn fs(
+        &self,
+        capability: &Capability,
+    ) -> Result<crate::capability::fs::ScopedDir, OutOfScope> {
+        self.fs_roots(capability)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| self.refuse(capability, "", Refusal::NoScope))
+    }
+
+    /// A directory handle for each granted root of `capability` (see
+    /// [`fs`](Self::fs)); an unscoped grant has none.
+    #[cfg(feature = "fs")]
+    pub fn fs_roots(
+        &self,
+        capability: &Capability,
+    ) -> Result<Vec<crate::capability::fs::ScopedDir>, OutOfScope> {
+        crate::capability::fs::open_roots(self, capability)
+    }
+
+    /// The host checker of `capability`, a [`hosts`](Capability::hosts)
+    /// capability (see [`ScopedNet`](crate::capability::net::ScopedNet)):
+    /// the application's HTTP client calls it before each request and on
+    /// each redirect. Refused when the declaration does not name the
+    /// capability.
+    #[cfg(feature = "net")]
+    pub fn net(
+        &self,
+        capability: &Capability,
+    ) -> Result<crate::capability::net::ScopedNet, OutOfScope> {
+        crate::capability::net::checker(self, capability)
     }
 
     pub(crate) fn set_trace(&self, trace: TraceContext) {

@@ -14,6 +14,7 @@
 //! one, to [`TracingSink`]. [`JsonLinesSink`] keeps an append-only file and
 //! [`MemorySink`] collects them for tests.
 
+use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write as _};
 use std::path::Path;
@@ -49,6 +50,12 @@ pub struct Receipt {
     /// The capabilities the call was allowed to use (those its declaration
     /// names; empty for a refused call).
     pub scope: Vec<String>,
+    /// The scope each scoped grant of the call was narrowed to, by capability
+    /// name (each entry as `--allow` writes it after `NAME=`: a root, a host
+    /// pattern, a resource pattern). Capabilities granted unscoped are not
+    /// listed; empty for a refused call.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub scopes: BTreeMap<String, Vec<String>>,
     /// What happened.
     pub outcome: Outcome,
     /// From the start of the call (after it got a handler slot) to its end.
@@ -84,6 +91,16 @@ pub enum Outcome {
     Refused {
         /// The capabilities that were missing.
         missing: Vec<String>,
+    },
+    /// The handler ran and a scoped handle refused what it asked for (a path
+    /// outside the granted roots, a write through a read-only grant, a host
+    /// or resource outside the patterns), and the call answered `isError`.
+    RefusedInCall {
+        /// The capability whose handle refused.
+        capability: String,
+        /// What was asked: a path, a host (never a URL's credentials or
+        /// query) or a resource id, redacted of the server's secrets.
+        asked: String,
     },
     /// The arguments did not match the input schema: the function did not run.
     InvalidArguments,
@@ -125,6 +142,7 @@ impl Outcome {
             Outcome::Completed => "completed",
             Outcome::Failed { .. } => "failed",
             Outcome::Refused { .. } => "refused",
+            Outcome::RefusedInCall { .. } => "refused_in_call",
             Outcome::InvalidArguments => "invalid_arguments",
             Outcome::InputRequired => "input_required",
             Outcome::TimedOut { .. } => "timed_out",

@@ -12,7 +12,9 @@ use typed_mcp_core::catalog::{
 use typed_mcp_core::wire::{CacheHint, CacheScope, Implementation};
 use typed_mcp_core::{Limits, Router};
 
-use crate::capability::{Capability, Grants};
+use crate::capability::{
+    Capability, Grant, GrantError, Grants, Scope, ScopeEntry, ScopeKind, resolve_allow_entry,
+};
 use crate::context::Principal;
 use crate::declare::{
     AnyResourceDecl, Completer, Handler, PromptDecl, ResourceDecl, ResourceRequest,
@@ -117,6 +119,11 @@ pub enum BuildError {
         /// Every capability the declarations name, sorted.
         declared: Vec<&'static str>,
     },
+    /// An entry given to [`allow`](ServerBuilder::allow) (or a scope given to
+    /// [`grant_scoped`](ServerBuilder::grant_scoped)) does not parse, or its
+    /// scope does not fit its capability; the error names the entry.
+    #[error(transparent)]
+    InvalidGrant(GrantError),
 }
 
 impl BuildError {
@@ -143,6 +150,8 @@ pub struct ServerBuilder {
     state_ttl: Duration,
     grants: Grants,
     allowed_names: Vec<String>,
+    /// Given to `grant_scoped`, checked against their kinds by `build`.
+    scoped_grants: Vec<Grant>,
     receipt_sinks: Vec<Box<dyn ReceiptSink>>,
     default_timeout: Option<Duration>,
     hide_ungranted: bool,
@@ -343,17 +352,43 @@ impl ServerBuilder {
         self
     }
 
-    /// Grants a capability to every caller (see [`capability`](crate::capability)).
+    /// Grants a capability to every caller, unscoped (see
+    /// [`capability`](crate::capability)).
     pub fn grant(mut self, capability: Capability) -> Self {
-        self.grants.everyone.insert(capability.name(), capability);
+        self.grants.add(Grant::unscoped(capability));
+        self
+    }
+
+    /// Grants a capability to every caller, narrowed to `scope`: roots, host
+    /// patterns or resource patterns, as the capability's
+    /// [`kind`](Capability::kind) says (a scope of another kind, or a root that
+    /// is not an absolute directory, is refused by [`build`](Self::build)).
+    /// Granting one capability several times grants the union of the scopes.
+    ///
+    /// ```
+    /// use typed_mcp::capability::{Access, Scope};
+    /// use typed_mcp::{Capability, Server};
+    ///
+    /// const FILES: Capability =
+    ///     Capability::new("desk.files", "Attach and export files").paths(Access::ReadWrite);
+    /// let dir = std::env::temp_dir();
+    /// let builder = Server::new("desk", "1.0.0").grant_scoped(FILES, Scope::root(&dir, Access::Read));
+    /// # drop(builder);
+    /// ```
+    pub fn grant_scoped(mut self, capability: Capability, scope: Scope) -> Self {
+        self.scoped_grants.push(Grant::scoped(capability, scope));
         self
     }
 
     /// Grants capabilities by name to every caller, as an operator writes them
     /// on a command line (`--allow desk.write`) or in an environment variable:
-    /// each item may itself be a comma-separated list. A name no declaration
-    /// uses is refused by [`build`](Self::build), so a typo cannot silently
-    /// grant nothing.
+    /// each item may itself be a comma-separated list. An entry `NAME=VALUE`
+    /// grants the capability narrowed to one scope value (a directory, a host
+    /// pattern or a resource pattern: see [`Scope::parse`]); repeat it for
+    /// several (`net=a.example.com,net=*.example.org`). A name no declaration
+    /// uses, or a value that does not parse, is refused by
+    /// [`build`](Self::build), naming the entry, so a typo cannot silently
+    /// grant nothing (or everything).
     pub fn allow<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -385,6 +420,22 @@ impl ServerBuilder {
     pub fn grant_policy<F>(mut self, policy: F) -> Self
     where
         F: Fn(Option<&Principal>) -> Vec<Capability> + Send + Sync + 'static,
+    {
+        self.grants.policy = Some(Arc::new(move |principal: Option<&Principal>| {
+            policy(principal).into_iter().map(Grant::unscoped).collect()
+        }));
+        self
+    }
+
+    /// Grants capabilities per caller with their scopes, as
+    /// [`grant_policy`](Self::grant_policy) does: the scopes `policy` returns
+    /// are added to those granted to everyone. Entries of another kind than
+    /// their capability's (a host pattern for a paths capability) reach
+    /// nothing through its handle; build scopes with [`Scope::parse`] for the
+    /// capability they narrow.
+    pub fn grant_policy_scoped<F>(mut self, policy: F) -> Self
+    where
+        F: Fn(Option<&Principal>) -> Vec<Grant> + Send + Sync + 'static,
     {
         self.grants.policy = Some(Arc::new(policy));
         self
@@ -626,15 +677,37 @@ impl ServerBuilder {
         Ok(by_name)
     }
 
-    /// Turns the names given to [`allow`](Self::allow) into grants.
+    /// Turns the entries given to [`allow`](Self::allow) into grants, and
+    /// checks the scopes given to [`grant_scoped`](Self::grant_scoped).
     fn resolve_allowed(&mut self) -> Result<(), BuildError> {
         let declared = self.declared_capabilities()?;
+        for grant in std::mem::take(&mut self.scoped_grants) {
+            for entry in grant.scope.entries() {
+                let text = entry.to_string();
+                let fits = match (grant.capability.kind(), entry) {
+                    (ScopeKind::Paths(_), ScopeEntry::Root { path, .. }) => {
+                        path.is_absolute() && path.is_dir()
+                    }
+                    (ScopeKind::Hosts, ScopeEntry::Host(_))
+                    | (ScopeKind::Resources, ScopeEntry::Resource(_)) => true,
+                    _ => false,
+                };
+                if !fits {
+                    return Err(BuildError::InvalidGrant(GrantError {
+                        entry: format!("{}={text}", grant.capability.name()),
+                        reason: format!(
+                            "expected a scope of the kind the capability is declared with ({:?}): an absolute directory for paths, a host pattern for hosts, a resource pattern for resources",
+                            grant.capability.kind()
+                        ),
+                    }));
+                }
+            }
+            self.grants.add(grant);
+        }
         let mut unknown = Vec::new();
         for name in std::mem::take(&mut self.allowed_names) {
-            match declared.get(name.as_str()) {
-                Some(c) => {
-                    self.grants.everyone.insert(c.name(), *c);
-                }
+            match resolve_allow_entry(&name, &declared).map_err(BuildError::InvalidGrant)? {
+                Some(grant) => self.grants.add(grant),
                 None => unknown.push(name),
             }
         }
@@ -741,6 +814,7 @@ impl Server {
             state_ttl: Duration::from_secs(600),
             grants: Grants::default(),
             allowed_names: Vec::new(),
+            scoped_grants: Vec::new(),
             receipt_sinks: Vec::new(),
             default_timeout: None,
             hide_ungranted: false,

@@ -8,6 +8,16 @@
 //! server wrote. stdio and Streamable HTTP (typed-mcp-http) are both written
 //! with nothing but this module.
 //!
+//! # Both eras
+//!
+//! A connection serves 2026-07-28 requests and, after an `initialize`, a
+//! dated client's session ([`Accepted::Initialized`]): the transport keeps
+//! the [`Connection`] for the session's later messages (stdio: the pipe;
+//! Streamable HTTP: the `Mcp-Session-Id`), attaches a stream for its
+//! server-initiated messages ([`Connection::attach_server_stream`]), and ends
+//! it ([`Connection::end_session`]). While a call of a session waits for the
+//! client, its stream carries a [`Message::Request`].
+//!
 //! # Backpressure
 //!
 //! What a server holds for work it accepted but has not finished is bounded
@@ -72,11 +82,10 @@ use tokio_util::sync::CancellationToken;
 use typed_mcp_core::router::Headers;
 use typed_mcp_core::{Decision, Dropped, RequestId, RouteContext, RpcError, code, encode};
 
-use crate::session::LegacySession;
-
 use crate::context::Principal;
 use crate::pipeline::registry::Registry;
 use crate::server::Server;
+use crate::session::LegacySession;
 use tasks::Tasks;
 
 /// Default [`Outbox`] capacity: 4 MiB of queued messages.

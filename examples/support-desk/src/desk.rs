@@ -4,22 +4,38 @@
 use std::sync::{Arc, OnceLock};
 
 use typed_mcp::Json;
+use typed_mcp::capability::Access;
 use typed_mcp::wire::PromptMessage;
 use typed_mcp::{
-    Capability, ResourceUpdates, Server, ServerBuilder, prompt, prompts, resource, resources, tool,
-    tools,
+    Capability, ResourceUpdates, Server, ServerBuilder, ToolContext, prompt, prompts, resource,
+    resources, tool, tools,
 };
 
-use crate::model::{Comment, DeskError, SearchResults, Ticket, TicketId};
+use crate::model::{Comment, DeskError, Exported, SearchResults, Ticket, TicketId};
 use crate::store::Store;
 
-/// Changing a ticket's state: closing it. Granted with `--allow desk.write`.
+/// Changing a ticket's state: closing it. Granted with `--allow desk.write`
+/// (every ticket), or narrowed to some: `--allow desk.write=ticket:T-1003`,
+/// `desk.write=ticket:T-10*`.
 ///
 /// Opening a ticket and commenting on one only add to the desk (nothing is
 /// changed or hidden), so they need no grant; closing takes a ticket out of the
 /// queue and cannot be undone with these tools, so it does.
 pub(crate) const DESK_WRITE: Capability =
-    Capability::new("desk.write", "Change tickets in the support desk");
+    Capability::new("desk.write", "Change tickets in the support desk").resources();
+
+/// Reading attachments from, and exporting tickets to, one directory the
+/// operator grants: `--allow desk.files=/srv/desk` (read-write) or
+/// `desk.files=ro:/srv/desk` (attachments only). Nothing outside it is
+/// reachable through the tools, whatever path the model sends.
+pub(crate) const DESK_FILES: Capability = Capability::new(
+    "desk.files",
+    "Read attachments from and export tickets to a directory the operator grants",
+)
+.paths(Access::ReadWrite);
+
+/// The largest attachment read (a comment holds it whole).
+const MAX_ATTACHMENT_BYTES: u64 = 16 * 1024;
 
 /// The support desk: the ticket store, and where to announce changed tickets.
 pub(crate) struct Desk {
@@ -51,6 +67,8 @@ impl Desk {
                 desk.open_ticket,
                 desk.add_comment,
                 desk.close_ticket,
+                desk.attach_file,
+                desk.export_ticket,
             ])
             .resources(resources![desk.ticket])
             .prompts(prompts![desk.triage])
@@ -119,9 +137,12 @@ impl Desk {
     #[tool(title = "Close a ticket", destructive, idempotent = false, open_world = false, caps = [DESK_WRITE])]
     async fn close_ticket(
         &self,
+        ctx: &ToolContext,
         ticket_id: TicketId,
         #[schemars(length(min = 1, max = 20000))] note: String,
     ) -> Result<Ticket, DeskError> {
+        // The grant may name only some tickets.
+        ctx.authorize_resource(&DESK_WRITE, &format!("ticket:{ticket_id}"))?;
         if note.trim().is_empty() {
             return Err(DeskError::InvalidInput(
                 "the resolution note is blank".into(),
@@ -130,6 +151,64 @@ impl Desk {
         let ticket = self.store.close_ticket(ticket_id, note).await?;
         self.changed(ticket_id);
         Ok(ticket)
+    }
+
+    /// Attach a text file from the desk's file directory to a ticket, as a comment holding its contents.
+    ///
+    /// Only files under the directory the operator granted can be read; paths are relative to it.
+    ///
+    /// # Arguments
+    /// * `ticket_id` - The ticket to attach the file to, e.g. `T-1001`.
+    /// * `path` - The file, relative to the desk's file directory, e.g. `logs/vpn.txt` (UTF-8 text, at most 16 KiB).
+    #[tool(title = "Attach a file", destructive = false, open_world = false, caps = [DESK_FILES])]
+    async fn attach_file(
+        &self,
+        ctx: &ToolContext,
+        ticket_id: TicketId,
+        #[schemars(length(min = 1, max = 1024))] path: String,
+    ) -> Result<Comment, DeskError> {
+        let files = ctx.fs(&DESK_FILES)?;
+        // File I/O blocks: off the runtime's threads (stdio runs on one).
+        let bytes = blocking_io({
+            let path = path.clone();
+            move || files.read(&path, MAX_ATTACHMENT_BYTES)
+        })
+        .await??;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| DeskError::InvalidInput(format!("{path:?} is not UTF-8 text")))?;
+        let comment = self
+            .store
+            .add_comment(ticket_id, format!("Attached {path}:\n{text}"))
+            .await?;
+        self.changed(ticket_id);
+        Ok(comment)
+    }
+
+    /// Export a ticket, with its comments, as a JSON file in the desk's file directory.
+    ///
+    /// Needs write access to the directory the operator granted; an existing file is replaced.
+    ///
+    /// # Arguments
+    /// * `ticket_id` - The ticket to export, e.g. `T-1001`.
+    /// * `path` - Where to write it, relative to the desk's file directory, e.g. `exports/T-1001.json`; its directory must exist.
+    #[tool(title = "Export a ticket", destructive, idempotent, open_world = false, caps = [DESK_FILES])]
+    async fn export_ticket(
+        &self,
+        ctx: &ToolContext,
+        ticket_id: TicketId,
+        #[schemars(length(min = 1, max = 1024))] path: String,
+    ) -> Result<Exported, DeskError> {
+        let files = ctx.fs(&DESK_FILES)?;
+        let ticket = self.store.ticket(ticket_id).await?;
+        let json = serde_json::to_vec_pretty(&ticket)
+            .map_err(|e| DeskError::Unavailable(format!("the ticket cannot be encoded: {e}")))?;
+        let bytes = json.len() as u64;
+        blocking_io({
+            let path = path.clone();
+            move || files.write(&path, &json)
+        })
+        .await??;
+        Ok(Exported { path, bytes })
     }
 
     /// Add a comment to a ticket, open or closed: a finding, a reply to the customer, a next step.
@@ -182,6 +261,15 @@ impl Desk {
         let ticket = self.store.ticket(ticket_id.parse()?).await?;
         Ok(vec![PromptMessage::user_text(triage_text(&ticket))])
     }
+}
+
+/// Runs filesystem work on tokio's blocking pool.
+async fn blocking_io<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, DeskError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| DeskError::Unavailable(format!("the file operation stopped: {e}")))
 }
 
 fn triage_text(ticket: &Ticket) -> String {

@@ -9,8 +9,14 @@
 //!
 //! The first start creates `desk.db` (see `--db`) with a few demo tickets.
 //! Closing a ticket needs the `desk.write` capability: grant it with
-//! `--allow desk.write` or `SUPPORT_DESK_ALLOW=desk.write`. Opening tickets and
-//! commenting only add to the desk, and need no grant. `--rate-limit N`
+//! `--allow desk.write` or `SUPPORT_DESK_ALLOW=desk.write`, or for some tickets
+//! only: `--allow desk.write=ticket:T-1003` (`ticket:T-10*` for a prefix).
+//! Attaching files and exporting tickets need `desk.files`, granted for one
+//! directory: `--allow desk.files=/srv/desk` (read-write) or
+//! `--allow desk.files=ro:/srv/desk` (attachments only); no path outside it is
+//! reachable through the tools. An entry that does not parse stops the server
+//! at startup, naming it. Opening tickets and commenting only add to the desk,
+//! and need no grant. `--rate-limit N`
 //! refuses a caller's calls beyond N per second (`-31002`, HTTP `503`), each
 //! with a receipt. Ctrl-C or SIGTERM drains calls in flight and exits 0.
 //!
@@ -54,7 +60,7 @@ struct Cli {
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
 
-    /// Grant capabilities to every caller: names, comma-separated or repeated (e.g. desk.write).
+    /// Grant capabilities to every caller: names, comma-separated or repeated, each optionally narrowed to a scope (desk.write, desk.write=ticket:T-1003, desk.files=/srv/desk, desk.files=ro:/srv/desk).
     #[arg(
         long,
         value_name = "CAPS",

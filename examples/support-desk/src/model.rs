@@ -8,6 +8,8 @@ use std::str::FromStr;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use typed_mcp::capability::OutOfScope;
+use typed_mcp::capability::fs::FsError;
 
 /// A ticket's id, written `T-1001` (the number is the database row).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -142,6 +144,15 @@ pub(crate) struct SearchResults {
     pub(crate) tickets: Vec<SearchHit>,
 }
 
+/// A ticket written to the desk's file directory.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct Exported {
+    /// Where it was written, relative to the desk's file directory.
+    pub(crate) path: String,
+    /// How many bytes were written.
+    pub(crate) bytes: u64,
+}
+
 /// Why a support-desk operation failed. The message is what the client reads.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum DeskError {
@@ -161,6 +172,21 @@ pub(crate) enum DeskError {
     /// The database cannot be used at all (the reason says why).
     #[error("the ticket store is unavailable: {0}")]
     Unavailable(String),
+    /// A path, host or ticket outside what the operator granted.
+    #[error(transparent)]
+    OutOfScope(#[from] OutOfScope),
+    /// A file inside the granted directory could not be read or written.
+    #[error("file error: {0}")]
+    File(FsError),
+}
+
+impl From<FsError> for DeskError {
+    fn from(e: FsError) -> DeskError {
+        match e {
+            FsError::OutOfScope(refused) => DeskError::OutOfScope(refused),
+            other => DeskError::File(other),
+        }
+    }
 }
 
 #[cfg(test)]

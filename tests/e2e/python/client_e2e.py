@@ -12,6 +12,8 @@ request and, over HTTP, sends `MCP-Protocol-Version`, `Mcp-Method` and
     client_e2e.py --desk-http URL RECEIPTS           # a support desk serving HTTP, no grant
     client_e2e.py --desk-http-granted URL RECEIPTS   # ... started with --allow desk.write
     client_e2e.py --desk-stdio target/debug/support-desk   # spawned twice, with and without
+    client_e2e.py --fixture-http URL | --fixture-stdio target/debug/fixture-server
+                                                     # NeedsInput tools, answered by callbacks
 
 Any of them may be given together; each runs as one leg (--desk-stdio as two).
 The script starts no HTTP server (scripts/e2e-python does). Prints one line per
@@ -200,6 +202,77 @@ async def stdio_leg(binary: str, checks: Checks) -> None:
             print("--- end ---")
 
 
+FIXTURE_NAME = "typed-mcp-conformance-fixture"
+
+
+async def needs_input_leg(transport: object, leg: str, checks: Checks, tool_calls: list[object] | None) -> None:
+    """The conformance fixture's `Answer::NeedsInput` tools, answered through the
+    client's callbacks: in 2026-07-28 the server returns `input_required` and the
+    SDK retries the call with the answers (two `tools/call` per call over HTTP).
+    legacy_e2e.py calls the same tools, whose same handlers then ask by
+    server-to-client request."""
+    asked: list[tuple[str, object]] = []
+
+    async def elicit(_context: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(("elicitation", params))
+        return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    async def sample(_context: object, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        asked.append(("sampling", params))
+        return types.CreateMessageResult(
+            role="assistant", content=types.TextContent(type="text", text="Paris"), model="e2e", stop_reason="endTurn"
+        )
+
+    async with Client(
+        transport, read_timeout_seconds=REQUEST_TIMEOUT_S, elicitation_callback=elicit, sampling_callback=sample
+    ) as client:
+
+        async def call(tool: str, kind: str, expected_text: str) -> object:
+            asked.clear()
+            calls_before = len(tool_calls) if tool_calls is not None else 0
+            result = await client.call_tool(tool, {})
+            expect(result.is_error, False, f"isError ({result.content!r})")
+            expect(result.content[0].text if result.content else None, expected_text, "text")
+            expect([k for k, _ in asked], [kind], "input requests the client answered")
+            if tool_calls is not None:
+                # The first call answered input_required; the retry carried the answer.
+                expect(len(tool_calls) - calls_before, 2, "tools/call requests on the wire")
+            return asked[0][1]
+
+        async def elicitation() -> None:
+            expect(client.server_info.name if client.server_info else None, FIXTURE_NAME, "serverInfo name")
+            params = await call("test_input_required_result_elicitation", "elicitation", "Hello, Ada!")
+            expect(getattr(params, "message", None), "What is your name?", "elicitation message")
+
+        async def sampling() -> None:
+            params = await call("test_input_required_result_sampling", "sampling", "The model answered: Paris")
+            expect(params.max_tokens, 100, "sampling maxTokens")
+
+        for name, check in [
+            ("NeedsInput elicitation via input_required and a retry", elicitation),
+            ("NeedsInput sampling via input_required and a retry", sampling),
+        ]:
+            await checks.run(f"{leg}: {name}", check)
+
+
+async def fixture_http_leg(url: str, checks: Checks) -> None:
+    tool_calls: list[object] = []
+
+    async def on_request(request: httpx2.Request) -> None:
+        if request.headers.get("mcp-method") == "tools/call":
+            tool_calls.append(request)
+
+    http = httpx2.AsyncClient(event_hooks={"request": [on_request]}, timeout=httpx2.Timeout(REQUEST_TIMEOUT_S))
+    async with http:
+        await needs_input_leg(streamable_http_client(url, http_client=http), "fixture http", checks, tool_calls)
+
+
+async def fixture_stdio_leg(binary: str, checks: Checks) -> None:
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as errlog:
+        params = StdioServerParameters(command=binary, args=["--stdio"])
+        await needs_input_leg(stdio_client(params, errlog=errlog), "fixture stdio", checks, None)
+
+
 async def main(args: argparse.Namespace) -> int:
     checks = Checks()
     legs: list[tuple[str, Callable[[], Awaitable[None]]]] = []
@@ -217,6 +290,10 @@ async def main(args: argparse.Namespace) -> int:
     if args.desk_stdio:
         for leg, granted in (("desk stdio", False), ("desk stdio +desk.write", True)):
             legs.append((leg, partial(desk_e2e.stdio_leg, args.desk_stdio, leg, granted=granted, checks=checks)))
+    if args.fixture_http:
+        legs.append(("fixture http", partial(fixture_http_leg, args.fixture_http, checks)))
+    if args.fixture_stdio:
+        legs.append(("fixture stdio", partial(fixture_stdio_leg, args.fixture_stdio, checks)))
     for leg, run in legs:
         started = time.monotonic()
         try:
@@ -254,4 +331,6 @@ if __name__ == "__main__":
         metavar="BINARY",
         help="the support-desk binary, spawned over stdio by the SDK (without, then with desk.write)",
     )
+    parser.add_argument("--fixture-http", metavar="URL", help="endpoint of conformance/fixture-server serving HTTP")
+    parser.add_argument("--fixture-stdio", metavar="BINARY", help="the fixture-server binary, spawned over stdio")
     sys.exit(anyio.run(main, parser.parse_args()))

@@ -13,27 +13,28 @@ twice. client_e2e.py runs the legs (`--desk-http`, `--desk-http-granted`,
 from __future__ import annotations
 
 import json
-import re
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import httpx2
 from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from e2e_checks import PROTOCOL, REQUEST_TIMEOUT_S, Checks, expect, text_of
+from e2e_checks import (
+    PROTOCOL,
+    REQUEST_TIMEOUT_S,
+    Checks,
+    expect,
+    expect_receipt_ids,
+    kind_of,
+    text_of,
+    wait_for_receipt,
+)
 
 SERVER_NAME = "support-desk"
 WRITE = "desk.write"
-# Receipts are appended as a call ends; the test waits this long for a line.
-RECEIPT_WAIT_S = 5.0
-DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-TRACE_ID = re.compile(r"[0-9a-f]{32}")
 # The W3C trace context a caller puts in `_meta`; the receipt must carry its trace id.
 CALLER_TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736"
 CALLER_TRACEPARENT = f"00-{CALLER_TRACE_ID}-00f067aa0ba902b7-01"
@@ -43,39 +44,6 @@ def server_args(directory: str, *, granted: bool) -> list[str]:
     """A desk's command line (without `--http`): its database and receipts in `directory`."""
     args = ["--db", str(Path(directory, "desk.db")), "--receipts", str(Path(directory, "receipts.jsonl"))]
     return [*args, "--allow", WRITE] if granted else args
-
-
-def read_receipts(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    # Every complete line must be JSON; a line still being written has no newline yet.
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    return [json.loads(line) for line in lines if line.endswith("\n")]
-
-
-def kind_of(receipt: dict[str, Any]) -> Any:
-    return receipt.get("outcome", {}).get("kind")
-
-
-async def wait_for_receipt(path: Path, what: str, matches: Callable[[dict[str, Any]], bool]) -> dict[str, Any]:
-    deadline = time.monotonic() + RECEIPT_WAIT_S
-    while True:
-        receipts = read_receipts(path)
-        found = [receipt for receipt in receipts if matches(receipt)]
-        if found:
-            expect(len(found), 1, f"number of receipts for {what}")
-            return found[0]
-        if time.monotonic() > deadline:
-            raise AssertionError(f"no receipt for {what} in {path} after {RECEIPT_WAIT_S} s; receipts: {receipts!r}")
-        await anyio.sleep(0.02)
-
-
-def expect_receipt_ids(receipt: dict[str, Any]) -> None:
-    digest, trace_id = receipt.get("digest"), receipt.get("traceId")
-    if not isinstance(digest, str) or not DIGEST.fullmatch(digest):
-        raise AssertionError(f"digest is not sha256:<64 hex>: {receipt!r}")
-    if not isinstance(trace_id, str) or not TRACE_ID.fullmatch(trace_id) or trace_id == "0" * 32:
-        raise AssertionError(f"traceId is not 32 lowercase hex digits (not all zero): {receipt!r}")
 
 
 async def read_ticket(client: Client, ticket_id: str) -> dict[str, Any]:
@@ -136,6 +104,7 @@ async def exercise_without_grant(client: Client, leg: str, receipts: Path, check
         expect(receipt.get("method"), "tools/call", "method")
         expect(receipt.get("outcome"), {"kind": "refused", "missing": [WRITE]}, "outcome")
         expect(receipt.get("scope"), [], "scope (nothing was allowed)")
+        expect(receipt.get("protocolVersion"), PROTOCOL, "protocolVersion (the era the call came in)")
         expect_receipt_ids(receipt)
 
     async def template() -> None:
@@ -177,7 +146,7 @@ async def exercise_without_grant(client: Client, leg: str, receipts: Path, check
         ("tools/call search_tickets {query: refund} -> T-1001", search),
         ("tools/call close_ticket without desk.write -> isError naming desk.write", refused_close),
         ("resources/read ticket://T-1001 -> still open", still_open),
-        ("receipt: refused, sha256 digest, 32-hex traceId", refused_receipt),
+        ("receipt: refused, sha256 digest, 32-hex traceId, era 2026-07-28", refused_receipt),
         ("resources/templates/list has ticket://{ticket_id}", template),
         ("resources/read ticket://T-1002 -> JSON", read_t1002),
         ("resources/read ticket://T-9999 -> -32602", read_unknown),

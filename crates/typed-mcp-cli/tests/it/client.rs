@@ -274,3 +274,135 @@ fn notifications_asked_for_are_printed_to_stderr() {
     let out = run(&with_server(&["call", "count", "to=3"], &[fixture()])).ok();
     assert_eq!(out.stderr, "");
 }
+
+/// A typed-mcp server serves both eras: auto speaks the modern one (and names
+/// it only in `discover`), `--era legacy` the dated one, the same declarations.
+fn both_eras(server: &[&str]) {
+    let out = run(&with_server(&["discover"], server)).ok();
+    assert!(
+        out.stdout
+            .contains("era: modern (2026-07-28, stateless; the server answered server/discover)\n"),
+        "{out:#?}"
+    );
+    assert_eq!(out.stderr, "");
+
+    let out = run(&with_server(&["--era", "legacy", "discover"], server)).ok();
+    assert!(
+        out.stdout.starts_with(
+            "server: typed-mcp-quickstart 0.1.0\n\
+             era: legacy (2025-11-25, a session opened by initialize; --era legacy)\n\
+             protocol version: 2025-11-25 (a legacy server names only the one it negotiated)\n"
+        ),
+        "{out:#?}"
+    );
+    let initialized = run(&with_server(
+        &["--json", "--era", "legacy", "discover"],
+        server,
+    ))
+    .ok()
+    .json();
+    assert_eq!(initialized["protocolVersion"], "2025-11-25");
+    assert_eq!(initialized["serverInfo"]["name"], "typed-mcp-quickstart");
+
+    let out = run(&with_server(&["--era", "legacy", "list"], server)).ok();
+    assert!(out.stdout.contains("add — Add\n"), "{out:#?}");
+    assert_eq!(
+        out.stderr,
+        "typed-mcp: era: legacy (2025-11-25, a session opened by initialize; --era legacy)\n"
+    );
+    let out = run(&with_server(
+        &["--era", "legacy", "call", "add", "a=2", "b=3"],
+        server,
+    ))
+    .ok();
+    assert_eq!(out.stdout, "{\n  \"sum\": 5\n}\n");
+    let called = run(&with_server(
+        &["--json", "--era", "legacy", "call", "add", "a=2", "b=3"],
+        server,
+    ))
+    .ok()
+    .json();
+    assert_eq!(called["structuredContent"], json!({"sum": 5}));
+    // The legacy wire has no resultType, and the CLI invents none.
+    assert_eq!(called.get("resultType"), None, "{called:#}");
+    let out = run(&with_server(
+        &["--era", "legacy", "call", "add", "a=x", "b=1"],
+        server,
+    ))
+    .code(1);
+    assert!(out.stdout.contains("a: expected an integer"), "{out:#?}");
+    let out = run(&with_server(
+        &["--era", "legacy", "read", "quickstart://greeting/Ada"],
+        server,
+    ))
+    .ok();
+    assert_eq!(out.stdout, "Hello, Ada!\n");
+    let out = run(&with_server(
+        &[
+            "--era",
+            "legacy",
+            "prompt",
+            "review_code",
+            "code=x",
+            "focus=naming",
+        ],
+        server,
+    ))
+    .ok();
+    assert!(out.stdout.contains("Focus on naming."), "{out:#?}");
+}
+
+#[test]
+fn the_quickstart_speaks_both_eras_over_stdio() {
+    both_eras(&[quickstart()]);
+}
+
+#[test]
+fn the_quickstart_speaks_both_eras_over_http() {
+    let server = HttpServer::quickstart();
+    both_eras(&[&server.url]);
+}
+
+#[test]
+fn legacy_notifications_asked_for_are_printed_to_stderr() {
+    // The log level is set once for the session (logging/setLevel); the
+    // progress token rides in the request's _meta.
+    let out = run(&with_server(
+        &[
+            "--era",
+            "legacy",
+            "--progress",
+            "--log-level",
+            "info",
+            "call",
+            "count",
+            "to=3",
+        ],
+        &[fixture()],
+    ))
+    .ok();
+    assert_eq!(out.stdout, "{\n  \"result\": 3\n}\n");
+    assert!(out.stderr.contains("progress: 1/3 counting\n"), "{out:#?}");
+    assert!(out.stderr.contains("progress: 3/3 counting\n"), "{out:#?}");
+    assert!(
+        out.stderr.contains("log [info]: counted to 3\n"),
+        "{out:#?}"
+    );
+}
+
+#[test]
+fn era_modern_hints_at_legacy_only_when_discover_is_refused_too() {
+    // The quickstart speaks 2026-07-28: its refusal of a first request is
+    // only that, with no hint.
+    let out = run(&with_server(
+        &["--era", "modern", "read", "quickstart://nope"],
+        &[quickstart()],
+    ))
+    .code(1);
+    assert!(
+        out.stderr
+            .contains("resources/read: JSON-RPC error -32602: resource not found"),
+        "{out:#?}"
+    );
+    assert!(!out.stderr.contains("--era auto"), "{out:#?}");
+}

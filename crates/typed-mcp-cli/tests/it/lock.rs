@@ -267,3 +267,61 @@ fn the_transport_does_not_change_the_lock() {
     ))
     .ok();
 }
+
+/// Writes the lock of `server` with these leading arguments into `dir/file`.
+fn lock_in(dir: &Path, file: &str, args: &[&str], server: &[&str]) -> String {
+    let path = dir.join(file);
+    let path_text = path.to_string_lossy();
+    let mut all = args.to_vec();
+    all.extend(["lock", "--lock", &path_text]);
+    run(&with_server(&all, server)).ok();
+    std::fs::read_to_string(&path).expect("the lock was written")
+}
+
+#[test]
+fn the_era_does_not_change_the_lock() {
+    // The lock records declarations, not the era: a server reachable in both
+    // locks the same, and a lock made in one era checks clean in the other.
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let modern = lock_in(
+        dir.path(),
+        "modern.lock",
+        &["--era", "modern"],
+        &[fixture()],
+    );
+    let legacy = lock_in(
+        dir.path(),
+        "legacy.lock",
+        &["--era", "legacy"],
+        &[fixture()],
+    );
+    let auto = lock_in(dir.path(), "auto.lock", &[], &[fixture()]);
+    assert_eq!(modern, legacy);
+    assert_eq!(modern, auto);
+    // Every page was followed in the legacy era too (the fixture pages by one).
+    assert!(legacy.contains("[tools.count]"), "{legacy}");
+    assert!(legacy.contains("[templates.\"ticket://{id}\"]"), "{legacy}");
+
+    let modern_path = dir.path().join("modern.lock");
+    let modern_path = modern_path.to_string_lossy();
+    let out = run(&with_server(
+        &["--era", "legacy", "lock", "--check", "--lock", &modern_path],
+        &[fixture()],
+    ))
+    .ok();
+    assert!(
+        out.stdout.ends_with("matches the served catalog\n"),
+        "{out:#?}"
+    );
+
+    // The quickstart, over stdio and over HTTP, in both eras: one lock.
+    let stdio_modern = lock_in(dir.path(), "q1.lock", &["--era", "modern"], &[quickstart()]);
+    let stdio_legacy = lock_in(dir.path(), "q2.lock", &["--era", "legacy"], &[quickstart()]);
+    let server = HttpServer::quickstart();
+    let http_modern = lock_in(dir.path(), "q3.lock", &["--era", "modern"], &[&server.url]);
+    let http_legacy = lock_in(dir.path(), "q4.lock", &["--era", "legacy"], &[&server.url]);
+    assert_eq!(stdio_modern, stdio_legacy);
+    assert_eq!(stdio_modern, http_modern);
+    assert_eq!(stdio_modern, http_legacy);
+    assert!(stdio_modern.contains("[tools.add]"), "{stdio_modern}");
+}

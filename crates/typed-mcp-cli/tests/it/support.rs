@@ -3,7 +3,7 @@
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{OnceLock, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::thread;
 use std::time::Duration;
 
@@ -155,45 +155,62 @@ pub fn fixture() -> &'static str {
     })
 }
 
-/// The quickstart serving Streamable HTTP on a free loopback port; stopped
-/// when dropped.
+/// A server on Streamable HTTP on a free loopback port; stopped when dropped.
+/// Its stderr is kept, line by line.
 pub struct HttpServer {
     child: Child,
     /// Its endpoint, `http://127.0.0.1:PORT/mcp`.
     pub url: String,
+    stderr: Arc<Mutex<Vec<String>>>,
 }
 
 impl HttpServer {
-    /// Starts it and waits for the line that names its address.
+    /// The quickstart, serving `--http 127.0.0.1:0`.
     pub fn quickstart() -> HttpServer {
-        let mut child = Command::new(quickstart())
-            .args(["--http", "127.0.0.1:0"])
+        HttpServer::start(quickstart(), &["--http", "127.0.0.1:0"])
+    }
+
+    /// Starts `program` with `args` and waits for the stderr line that names
+    /// its address (the first `http://` in it).
+    pub fn start(program: &str, args: &[&str]) -> HttpServer {
+        let mut child = Command::new(program)
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("the quickstart starts");
-        let stderr = child.stderr.take().expect("piped stderr");
+            .unwrap_or_else(|e| panic!("{program} starts: {e}"));
+        let pipe = child.stderr.take().expect("piped stderr");
+        let stderr = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&stderr);
         let (tx, rx) = mpsc::channel();
         thread::spawn(move || {
             // Keep reading so the server never blocks on a full pipe.
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(at) = line.find("http://") {
+            let mut told = false;
+            for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+                if !told && let Some(at) = line.find("http://") {
                     let _ = tx.send(line[at..].trim().to_owned());
+                    told = true;
                 }
+                kept.lock().unwrap_or_else(|e| e.into_inner()).push(line);
             }
         });
         match rx.recv_timeout(PATIENCE) {
-            Ok(url) => HttpServer { child, url },
+            Ok(url) => HttpServer { child, url, stderr },
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("the quickstart did not say where it serves");
+                let said = stderr.lock().unwrap_or_else(|e| e.into_inner()).join("\n");
+                panic!("{program} {args:?} did not say where it serves; its stderr:\n{said}");
             }
         }
     }
-}
 
+    /// Its stderr lines so far, and forgets them.
+    pub fn take_stderr(&self) -> Vec<String> {
+        std::mem::take(&mut *self.stderr.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+}
 impl Drop for HttpServer {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     AnsweredRequest, Call, Decision, Refusal, Response, RouteContext, Router, Target, answer_raw,
-    finish_meta, params_error, required_string,
+    finish_meta, not_offered, params_error, required_string,
 };
 use crate::catalog::Kind;
 use crate::legacy::{
@@ -143,19 +143,6 @@ impl Router {
         seen.protocol_version = Some(version.to_owned());
         let id = &seen.id;
         let stateless = matches!(era, Era::Stateless(_));
-        let caps = &self.catalog.capabilities;
-        let offered = |announced: bool, capability: &str| -> Result<(), Refusal> {
-            if announced {
-                Ok(())
-            } else {
-                Err((
-                    RpcError::method_not_found(format!(
-                        "{method} is not offered: this server announces no {capability} capability"
-                    )),
-                    404,
-                ))
-            }
-        };
         // The pages are kept in the newest dated shape; an older revision's
         // is made from it per request.
         let list = |kind: Kind| match self.list_page(id, kind, params, context.lists, true)? {
@@ -167,70 +154,12 @@ impl Router {
             }
             decision => Ok(decision),
         };
-        match method {
-            methods::INITIALIZE => {
-                return Err((
-                    RpcError::invalid_request(
-                        "this session is already initialized: initialize is sent once, first",
-                    ),
-                    400,
-                ));
+        if let Some(offered) = self.shared_method(method) {
+            if let Some(kind) = offered? {
+                return list(kind);
             }
-            methods::PING => return Ok(answer_raw(id, "{}")),
-            methods::TOOLS_LIST => {
-                offered(caps.tools.is_some(), "tools")?;
-                return list(Kind::Tool);
-            }
-            methods::PROMPTS_LIST => {
-                offered(caps.prompts.is_some(), "prompts")?;
-                return list(Kind::Prompt);
-            }
-            methods::RESOURCES_LIST => {
-                offered(caps.resources.is_some(), "resources")?;
-                return list(Kind::Resource);
-            }
-            methods::RESOURCE_TEMPLATES_LIST => {
-                offered(caps.resources.is_some(), "resources")?;
-                return list(Kind::ResourceTemplate);
-            }
-            methods::SET_LEVEL => {
-                let level = required_string(params, "level")?;
-                let level = LoggingLevel::parse(&level).ok_or_else(|| {
-                    params_error(format!(
-                        "{level:?} is not a log level (debug, info, notice, warning, error, critical, alert, emergency)"
-                    ))
-                })?;
-                return session_update(id, stateless, method, SessionChange::LogLevel(level));
-            }
-            methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
-                offered(caps.resources.is_some(), "resources")?;
-                let uri = required_string(params, "uri")?;
-                if method == methods::RESOURCES_UNSUBSCRIBE {
-                    return session_update(id, stateless, method, SessionChange::Unsubscribe(uri));
-                }
-                if !self.catalog.serves_uri(&uri) {
-                    return Err((RpcError::resource_not_found(&uri), 200));
-                }
-                return session_update(id, stateless, method, SessionChange::Subscribe(uri));
-            }
-            methods::TOOLS_CALL => offered(caps.tools.is_some(), "tools")?,
-            methods::PROMPTS_GET => offered(caps.prompts.is_some(), "prompts")?,
-            methods::RESOURCES_READ => offered(caps.resources.is_some(), "resources")?,
-            methods::COMPLETE => offered(caps.completions.is_some(), "completions")?,
-            methods::DISCOVER | methods::SUBSCRIPTIONS_LISTEN => {
-                return Err((
-                    RpcError::method_not_found(format!(
-                        "{method} is not part of MCP revision {version}: it is a 2026-07-28 method, and this session speaks {version}"
-                    )),
-                    404,
-                ));
-            }
-            m => {
-                return Err((
-                    RpcError::method_not_found(format!("unknown method {m:?}")),
-                    404,
-                ));
-            }
+        } else {
+            return self.legacy_only(seen, params, stateless, version);
         }
 
         // The envelope of a dated request is optional: `_meta` carries the
@@ -280,6 +209,59 @@ impl Router {
             input_responses: None,
             request_state: None,
         })))
+    }
+
+    /// The methods only the dated revisions have (and the 2026-07-28 ones
+    /// they lack), answered or refused here.
+    fn legacy_only(
+        &self,
+        seen: &AnsweredRequest,
+        params: &mut Map<String, Value>,
+        stateless: bool,
+        version: &str,
+    ) -> Result<Decision, Refusal> {
+        let (id, method) = (&seen.id, seen.method.as_str());
+        match method {
+            methods::INITIALIZE => Err((
+                RpcError::invalid_request(
+                    "this session is already initialized: initialize is sent once, first",
+                ),
+                400,
+            )),
+            methods::PING => Ok(answer_raw(id, "{}")),
+            methods::SET_LEVEL => {
+                let level = required_string(params, "level")?;
+                let level = LoggingLevel::parse(&level).ok_or_else(|| {
+                    params_error(format!(
+                        "{level:?} is not a log level (debug, info, notice, warning, error, critical, alert, emergency)"
+                    ))
+                })?;
+                session_update(id, stateless, method, SessionChange::LogLevel(level))
+            }
+            methods::RESOURCES_SUBSCRIBE | methods::RESOURCES_UNSUBSCRIBE => {
+                if self.catalog.capabilities.resources.is_none() {
+                    return Err(not_offered(method, "resources"));
+                }
+                let uri = required_string(params, "uri")?;
+                if method == methods::RESOURCES_UNSUBSCRIBE {
+                    return session_update(id, stateless, method, SessionChange::Unsubscribe(uri));
+                }
+                if !self.catalog.serves_uri(&uri) {
+                    return Err((RpcError::resource_not_found(&uri), 200));
+                }
+                session_update(id, stateless, method, SessionChange::Subscribe(uri))
+            }
+            methods::DISCOVER | methods::SUBSCRIPTIONS_LISTEN => Err((
+                RpcError::method_not_found(format!(
+                    "{method} is not part of MCP revision {version}: it is a 2026-07-28 method, and this session speaks {version}"
+                )),
+                404,
+            )),
+            m => Err((
+                RpcError::method_not_found(format!("unknown method {m:?}")),
+                404,
+            )),
+        }
     }
 
     /// Answers `initialize`: the negotiated revision, the capabilities the

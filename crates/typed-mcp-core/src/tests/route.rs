@@ -1871,3 +1871,24 @@ fn the_supported_versions_in_the_error_are_those_discover_announces() {
         discovered["result"]["supportedVersions"]
     );
 }
+
+/// Found by the router fuzz target: a number no `f64` holds, in a member the
+/// router skips, is valid JSON; the request is answered with its id.
+#[test]
+fn a_number_beyond_f64_in_a_skipped_member_keeps_the_id() {
+    let message = br#"{"jsonrpc":"2.0","reid":1,"id":1,"method":"tools/list","pazams":{"request?Id":12012345e7890}}"#;
+    let Decision::Respond(answer) = router(Fixture::Full).route(message, &RouteContext::NONE)
+    else {
+        panic!("expected an answer");
+    };
+    let body: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(body["id"], 1, "{body}");
+    // In `params`, which the router decodes, it is a parse error without an id.
+    let message = br#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"n":1e7890}}"#;
+    let Decision::Respond(answer) = router(Fixture::Full).route(message, &RouteContext::NONE)
+    else {
+        panic!("expected an answer");
+    };
+    let body: Value = serde_json::from_slice(&answer.body).unwrap();
+    assert_eq!(body["error"]["code"], -32700, "{body}");
+}

@@ -118,6 +118,9 @@ impl Server {
         if let Some(caps) = &record.caps {
             ctx.set_scope(caps.clone());
         }
+        if let Some(granted) = &record.granted {
+            ctx.set_grants(granted.clone());
+        }
         let mut outcome = None;
         let reply = match self
             .invoke_target(id, target, request_state, ctx, slot, session, &mut outcome)
@@ -247,8 +250,15 @@ impl Server {
                         "tool {name:?} declares an output schema but returned no structured content"
                     )));
                 }
+                let refusal = ctx.take_refusal();
                 if result.is_error() && outcome.is_none() {
                     *outcome = Some(match ctx.take_note() {
+                        // A scoped handle refused, and the tool failed: the
+                        // refusal is what the receipt must show.
+                        _ if refusal.is_some() => {
+                            let (capability, asked) = refusal.expect("checked");
+                            Outcome::RefusedInCall { capability, asked }
+                        }
                         Some(CallNote::InvalidArguments) => Outcome::InvalidArguments,
                         Some(CallNote::Error {
                             error_type,

@@ -10,7 +10,7 @@ use typed_mcp_core::router::ResourceMatch;
 use typed_mcp_core::wire::{CallToolResult, ResultType};
 use typed_mcp_core::{AnsweredRequest, Call, Declaration, RequestId, RpcError, Target, encode};
 
-use crate::capability::Capability;
+use crate::capability::{Capability, Grant};
 use crate::context::Principal;
 use crate::receipt::{Outcome, Receipt};
 use crate::server::Server;
@@ -32,10 +32,21 @@ impl Server {
         let Some(caps) = &record.caps else {
             return Ok(record);
         };
-        let missing = self.inner.grants.missing(caps, principal);
-        if missing.is_empty() {
-            return Ok(record);
-        }
+        let missing = match self.inner.grants.resolve(caps, principal) {
+            Ok(granted) => {
+                let mut record = record;
+                if let Some(receipt) = &mut record.pending {
+                    receipt.scopes = granted
+                        .iter()
+                        .filter(|g| !g.scope.is_unscoped())
+                        .map(|g| (g.capability.name().to_owned(), g.scope.texts()))
+                        .collect();
+                }
+                record.granted = Some(granted.into());
+                return Ok(record);
+            }
+            Err(missing) => missing,
+        };
         let subject = self.subject(&call.target).expect("a declaration's call");
         let body = self.refusal(&call.id, &subject, &missing);
         record.finish(Outcome::Refused {
@@ -199,6 +210,9 @@ pub(crate) struct CallRecord {
     /// The capabilities the declaration needs; `None` for calls that are not
     /// of a declaration (subscriptions, completions).
     pub(crate) caps: Option<Arc<[Capability]>>,
+    /// The grants of those capabilities, with their scopes, once the grants
+    /// were checked.
+    pub(crate) granted: Option<Arc<[Grant]>>,
     /// `None` when no sink wants receipts now: nothing is built.
     pending: Option<Receipt>,
     started: Instant,
@@ -224,7 +238,7 @@ impl CallRecord {
         self.record(outcome);
     }
 
-    fn record(&mut self, outcome: Outcome) {
+    fn record(&mut self, mut outcome: Outcome) {
         if std::mem::replace(&mut self.done, true) {
             return;
         }
@@ -245,13 +259,19 @@ impl CallRecord {
         };
         if matches!(outcome, Outcome::Refused { .. }) {
             receipt.scope.clear();
+            receipt.scopes.clear();
         }
         let redactor = &self.server.inner.redactor;
         if !redactor.is_empty() {
+            let asked = match &mut outcome {
+                Outcome::RefusedInCall { asked, .. } => Some(asked),
+                _ => None,
+            };
             for text in [
                 Some(&mut receipt.name),
                 receipt.uri.as_mut(),
                 receipt.principal.as_mut(),
+                asked,
             ]
             .into_iter()
             .flatten()
@@ -363,6 +383,7 @@ impl Server {
                 digest: Some(subject.digest.to_string()),
                 principal: principal.map(|p| p.id().to_owned()),
                 scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
+                scopes: Default::default(),
                 outcome: Outcome::Cancelled,
                 duration_us: 0,
                 trace_id: trace.trace_id().to_string(),
@@ -371,6 +392,7 @@ impl Server {
         let record = CallRecord {
             server: self.clone(),
             caps: subject.map(|s| s.caps),
+            granted: None,
             pending,
             started: Instant::now(),
             cancel: cancel.cloned(),

@@ -13,6 +13,7 @@ mod models;
 mod pipeline;
 mod runtime;
 mod schema;
+mod scoped;
 mod secrets;
 mod subscriptions;
 mod support;

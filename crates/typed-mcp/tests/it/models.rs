@@ -15,8 +15,10 @@ use typed_mcp::{Server, tool, tools};
 
 use crate::schema::client;
 
-/// Calls of the tools below that reached their function.
-static REACHED: AtomicUsize = AtomicUsize::new(0);
+/// Calls of `find` and of `reopen` that reached their function: one counter
+/// per tool, as each is called by one test only and tests run concurrently.
+static FIND_REACHED: AtomicUsize = AtomicUsize::new(0);
+static REOPEN_REACHED: AtomicUsize = AtomicUsize::new(0);
 
 /// A date range.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -61,7 +63,7 @@ struct Tagged {
 /// * `limit` - How many at most.
 #[tool(read_only)]
 fn find(filter: Filter, limit: u8) -> String {
-    REACHED.fetch_add(1, Ordering::SeqCst);
+    FIND_REACHED.fetch_add(1, Ordering::SeqCst);
     format!(
         "{} {limit} {:?}",
         filter.tag,
@@ -124,7 +126,7 @@ fn open_ticket(id: &str, _context: &()) -> garde::Result {
 /// * `limit` - How many related tickets to show.
 #[tool]
 fn reopen(ticket: TicketRef, #[schemars(range(max = 10))] limit: u8) -> String {
-    REACHED.fetch_add(1, Ordering::SeqCst);
+    REOPEN_REACHED.fetch_add(1, Ordering::SeqCst);
     format!("{} {limit}", ticket.id)
 }
 
@@ -172,7 +174,7 @@ async fn an_unknown_nested_field_is_refused_with_every_other_problem() {
     assert_eq!(schema["$defs"]["Filter"]["additionalProperties"], false);
     assert_eq!(schema["$defs"]["Range"]["additionalProperties"], false);
 
-    let before = REACHED.load(Ordering::SeqCst);
+    let before = FIND_REACHED.load(Ordering::SeqCst);
     let response = client
         .call_tool(
             "find",
@@ -201,7 +203,11 @@ async fn an_unknown_nested_field_is_refused_with_every_other_problem() {
         report(response.result()),
         ["- filter: unknown field(s): colour"]
     );
-    assert_eq!(REACHED.load(Ordering::SeqCst), before, "no bad call ran");
+    assert_eq!(
+        FIND_REACHED.load(Ordering::SeqCst),
+        before,
+        "no bad call ran"
+    );
 
     let response = client
         .call_tool(
@@ -265,7 +271,7 @@ async fn opt_outs_and_maps_stay_open() {
 #[tokio::test]
 async fn a_named_validator_joins_the_schema_problems_in_one_report() {
     let client = client(server());
-    let before = REACHED.load(Ordering::SeqCst);
+    let before = REOPEN_REACHED.load(Ordering::SeqCst);
     let response = client
         .call_tool(
             "reopen",
@@ -312,7 +318,11 @@ async fn a_named_validator_joins_the_schema_problems_in_one_report() {
         keywords(response.result()),
         ["limit type", "ticket.id validator"]
     );
-    assert_eq!(REACHED.load(Ordering::SeqCst), before, "no bad call ran");
+    assert_eq!(
+        REOPEN_REACHED.load(Ordering::SeqCst),
+        before,
+        "no bad call ran"
+    );
 
     let response = client
         .call_tool(
