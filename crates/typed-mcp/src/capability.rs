@@ -285,13 +285,7 @@ impl Grants {
                     None => grant = Some(Grant::scoped(*c, e.scope.clone())),
                 }
             }
-            // A credential (a token's scopes) grants a capability whole, so
-            // only one that is never narrowed; a scoped one takes the host's
-            // grant and its scope.
-            if grant.is_none()
-                && matches!(c.kind, ScopeKind::Unscoped)
-                && credential_grants(principal, c)
-            {
+            if grant.is_none() && credential_may_grant(c) && credential_grants(principal, c) {
                 grant = Some(Grant::unscoped(*c));
             }
             match grant {
@@ -309,6 +303,13 @@ impl Grants {
             Err(missing)
         }
     }
+}
+
+/// Whether a credential (a token's scopes) may grant `capability` by
+/// itself: it grants a capability whole, as `--allow NAME` does, so a plain
+/// or resource-scoped one; paths and hosts take the host's grant and scope.
+pub fn credential_may_grant(capability: &Capability) -> bool {
+    matches!(capability.kind, ScopeKind::Unscoped | ScopeKind::Resources)
 }
 
 /// Whether the principal's own credential grants `capability` (see
@@ -972,6 +973,11 @@ mod tests {
         assert!(grants.holder(Some(&token))(&[B]));
         assert!(!grants.holder(Some(&token))(&[A, B]));
         assert_eq!(grants.missing(&[B], Some(&Principal::new("t"))), [B]);
+        // Filesystem roots are never granted by a credential alone.
+        const FILES: Capability = Capability::new("a.files", "Files").paths(Access::Read);
+        let token = Principal::new("t").with_granted(["a.files"]);
+        assert_eq!(grants.missing(&[FILES], Some(&token)), [FILES]);
+        assert!(!grants.holder(Some(&token))(&[FILES]));
     }
 
     #[test]

@@ -370,7 +370,14 @@ impl OAuth {
 
     /// The Protected Resource Metadata document of `server`.
     pub fn metadata(&self, server: &Server) -> Value {
-        let mut scopes = self.scopes_for(&server.capabilities());
+        // Only what a token can grant is offered as a scope (not filesystem
+        // roots or hosts, which the host grants with their scope).
+        let grantable: Vec<Capability> = server
+            .capabilities()
+            .into_iter()
+            .filter(typed_mcp::capability::credential_may_grant)
+            .collect();
+        let mut scopes = self.scopes_for(&grantable);
         scopes.sort();
         let mut doc = json!({
             "resource": self.resource,
