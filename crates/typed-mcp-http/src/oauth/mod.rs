@@ -25,7 +25,7 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `GET /.well-known/oauth-protected-resource<resource path>` | the Protected Resource Metadata (RFC 9728): `resource`, `authorization_servers`, `scopes_supported` (every capability a declaration needs, as scopes), `bearer_methods_supported: ["header"]` |
+//! | `GET /.well-known/oauth-protected-resource<resource path>` | the Protected Resource Metadata (RFC 9728): `resource`, `authorization_servers`, `scopes_supported` (every capability a declaration needs that a token may grant, as scopes), `bearer_methods_supported: ["header"]` |
 //! | no `Authorization: Bearer` | `401`, `WWW-Authenticate: Bearer resource_metadata="…"` (and `scope="…"` when the `Mcp-Method`/`Mcp-Name` headers name a call that needs some) |
 //! | a token the verifier refuses (signature, issuer, audience, expiry, ...) | `401`, `WWW-Authenticate: Bearer error="invalid_token", error_description="…", resource_metadata="…"` |
 //! | the verifier cannot check it now (JWKS or introspection unreachable) | `503` with `Retry-After` |
