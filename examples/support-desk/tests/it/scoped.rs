@@ -12,7 +12,8 @@ use std::thread;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Scratch, StdioDesk, hit_ids, read_receipts, result_of, text_of, wait_for_receipt,
+    Scratch, StdioDesk, hit_ids, read_receipts, result_of, stderr_once_written, text_of,
+    wait_for_receipt,
 };
 
 /// What a file outside the granted directory holds: it must never reach a
@@ -261,19 +262,6 @@ fn a_path_that_becomes_a_symlink_out_of_the_root_is_still_contained() {
     swapper.join().unwrap();
     eprintln!("raced calls: {read} read inside, {refused} refused");
     assert_eq!(read + refused, 150);
-}
-
-/// The process's stderr once its error line arrived (the reader thread may
-/// lag behind the exit).
-fn stderr_once_written(desk: &StdioDesk) -> String {
-    let deadline = std::time::Instant::now() + crate::support::PATIENCE;
-    loop {
-        let stderr = desk.stderr();
-        if stderr.contains("support-desk: ") || std::time::Instant::now() > deadline {
-            return stderr;
-        }
-        thread::sleep(std::time::Duration::from_millis(10));
-    }
 }
 
 /// Points `link` at `target` atomically (a new link renamed over the old).

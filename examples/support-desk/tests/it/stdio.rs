@@ -205,7 +205,8 @@ fn an_unknown_capability_name_stops_the_server_before_it_serves() {
     let scratch = Scratch::new();
     let mut desk = StdioDesk::spawn(&scratch.args(&["--allow", "desk.wrtie"]));
     assert!(!desk.wait_exit(), "an unknown name is a startup error");
-    assert!(desk.stderr().contains("desk.wrtie"), "{}", desk.stderr());
+    let stderr = crate::support::stderr_once_written(&desk);
+    assert!(stderr.contains("desk.wrtie"), "{stderr}");
 }
 
 #[test]

@@ -443,3 +443,16 @@ pub async fn next_event(body: &mut hyper::body::Incoming) -> Value {
         .unwrap_or_else(|| panic!("one data line: {text:?}"));
     serde_json::from_str(data).expect("JSON data")
 }
+
+/// The process's stderr once its `support-desk: ` error line arrived: the
+/// reader thread may lag behind the exit.
+pub fn stderr_once_written(desk: &StdioDesk) -> String {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let stderr = desk.stderr();
+        if stderr.contains("support-desk: ") || Instant::now() > deadline {
+            return stderr;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
