@@ -36,7 +36,9 @@ const MAX_WAITING: usize = 64;
 
 /// One legacy session.
 pub(crate) struct LegacySession {
-    facts: Mutex<SessionFacts>,
+    /// Shared with the router for each message without a copy; replaced
+    /// (copy on write) only by `logging/setLevel`.
+    facts: Mutex<Arc<SessionFacts>>,
     subscriptions: Mutex<BTreeSet<String>>,
     pub(crate) peer: Peer,
     /// Where server-initiated messages go (stdout, or an HTTP GET stream).
@@ -62,7 +64,7 @@ impl LegacySession {
         stream: Arc<Mutex<Option<Outbox>>>,
     ) -> Arc<Self> {
         let session = Arc::new(LegacySession {
-            facts: Mutex::new(facts),
+            facts: Mutex::new(Arc::new(facts)),
             subscriptions: Mutex::default(),
             peer: Peer::default(),
             stream,
@@ -79,8 +81,8 @@ impl LegacySession {
         session
     }
 
-    /// A copy of the facts, for the router.
-    pub(crate) fn facts(&self) -> SessionFacts {
+    /// The facts, for the router (a reference count, not a copy).
+    pub(crate) fn facts(&self) -> Arc<SessionFacts> {
         self.facts.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
@@ -97,10 +99,8 @@ impl LegacySession {
     pub(crate) fn apply(&self, change: SessionChange) {
         match change {
             SessionChange::LogLevel(level) => {
-                self.facts
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .log_level = Some(level);
+                let mut facts = self.facts.lock().unwrap_or_else(|e| e.into_inner());
+                Arc::make_mut(&mut facts).log_level = Some(level);
             }
             SessionChange::Subscribe(uri) => {
                 self.subscriptions

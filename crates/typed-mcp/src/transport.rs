@@ -647,7 +647,7 @@ impl Connection {
             let context = RouteContext {
                 headers: inbound.headers.map(|h| h as &dyn Headers),
                 lists: lists.as_deref(),
-                session: facts.as_ref(),
+                session: facts.as_deref(),
             };
             self.server.router().route(message, &context)
         };

@@ -209,6 +209,7 @@ impl Server {
                     timeout: decl.timeout,
                     method: "tools/call",
                     name,
+                    may_ask: asks_input,
                 };
                 let (finished, ctx) = self
                     .run_rounds(&decl.handler, arguments, ctx, slot, stage, session)
@@ -305,6 +306,7 @@ impl Server {
                     timeout: default_timeout,
                     method: "resources/read",
                     name: &uri,
+                    may_ask: true,
                 };
                 let (reply, ctx) = self
                     .run_rounds(handler, request, ctx, slot, stage, session)
@@ -346,6 +348,7 @@ impl Server {
                     timeout: default_timeout,
                     method: "prompts/get",
                     name,
+                    may_ask: true,
                 };
                 let (reply, ctx) = self
                     .run_rounds(handler, arguments, ctx, slot, stage, session)
@@ -425,6 +428,9 @@ struct Stage<'a> {
     timeout: Option<Duration>,
     method: &'static str,
     name: &'a str,
+    /// The handler can answer `NeedsInput` (a tool's declared return type
+    /// says; resources and prompts always can).
+    may_ask: bool,
 }
 
 /// A handler's value that may be a request for input first.
@@ -466,8 +472,11 @@ impl Server {
             timeout,
             method,
             name,
+            may_ask,
         } = stage;
-        if !is_legacy_version(&ctx.meta().protocol_version) {
+        // Only a legacy call whose handler can ask keeps its input for a
+        // second round; every other call runs once, its input moved in.
+        if !may_ask || !is_legacy_version(&ctx.meta().protocol_version) {
             let finished = self
                 .run_stage(handler, input, &ctx, slot, timeout, method, name)
                 .await;
