@@ -18,7 +18,9 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use crate::wire::{ClientCapabilities, Implementation, LoggingLevel, meta_keys};
+use crate::wire::{
+    CallToolResult, ClientCapabilities, ContentBlock, Implementation, LoggingLevel, meta_keys,
+};
 use crate::{RequestId, Response};
 
 /// The dated revisions served to clients that send `initialize`, newest
@@ -181,6 +183,62 @@ pub fn downgrade_message<'a>(message: &'a [u8], version: &str) -> Cow<'a, [u8]> 
     Cow::Owned(serde_json::to_vec(&object).unwrap_or_else(|_| message.to_vec()))
 }
 
+/// A `tools/call` result encoded directly in the shape of the dated revision
+/// `version`: the bytes [`downgrade_message`] would make of its 2026-07-28
+/// encoding, without encoding it, parsing it back and encoding it again
+/// (the hot path of every dated client's call). `resultType` and the `_meta`
+/// server identity are left out; before 2025-06-18, so is
+/// `structuredContent`.
+pub fn encode_call_result(id: &RequestId, result: &CallToolResult, version: &str) -> Vec<u8> {
+    if !is_legacy_version(version) {
+        return crate::encode::result(id, result);
+    }
+    let dated = DatedCallToolResult {
+        content: &result.content,
+        structured_content: result
+            .structured_content
+            .as_ref()
+            .filter(|_| version >= "2025-06-18"),
+        is_error: result.is_error,
+        meta: DatedMeta(&result.meta.other),
+    };
+    crate::encode::result(id, &dated)
+}
+
+/// A [`CallToolResult`] as the dated revisions define it.
+#[derive(serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DatedCallToolResult<'a> {
+    content: &'a [ContentBlock],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    structured_content: Option<&'a Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+    #[serde(rename = "_meta", skip_serializing_if = "DatedMeta::is_empty")]
+    meta: DatedMeta<'a>,
+}
+
+/// A result's `_meta` without the keys only 2026-07-28 defines.
+struct DatedMeta<'a>(&'a Map<String, Value>);
+
+impl DatedMeta<'_> {
+    fn entries(&self) -> impl Iterator<Item = (&String, &Value)> {
+        self.0
+            .iter()
+            .filter(|(k, _)| *k != meta_keys::SERVER_INFO && *k != meta_keys::SUBSCRIPTION_ID)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.entries().next().is_none()
+    }
+}
+
+impl serde::Serialize for DatedMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.entries())
+    }
+}
+
 /// One pre-serialized list page (a result object) in the legacy shape.
 pub(crate) fn downgrade_page(page: &str) -> Box<str> {
     match serde_json::from_str::<Value>(page) {
@@ -237,6 +295,46 @@ mod tests {
             result,
             json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]})
         );
+    }
+
+    #[test]
+    fn a_call_result_encoded_for_a_dated_client_is_the_downgraded_modern_one() {
+        use crate::wire::ResultMeta;
+        let info = std::sync::Arc::new(Implementation::new("s", "1"));
+        let results = [
+            CallToolResult::structured(json!({"sum": 8})),
+            CallToolResult::text("plain"),
+            CallToolResult::error("failed").with_meta(
+                ResultMeta::server(info.clone())
+                    .with_entry("rs.typed-mcp/argumentErrors", json!([{"path": "a"}])),
+            ),
+            CallToolResult::content(Vec::new())
+                .with_meta(ResultMeta::server(info.clone()).with_subscription_id(3.into())),
+            CallToolResult::structured(json!([1, "two"]))
+                .with_meta(ResultMeta::default().with_entry(meta_keys::SERVER_INFO, json!({}))),
+        ];
+        let id = RequestId::from("call-1");
+        for mut result in results {
+            result.result_type = crate::wire::ResultType::Complete;
+            if result.meta.server_info.is_none() && result.meta.other.is_empty() {
+                result.meta.server_info = Some(info.clone());
+            }
+            let modern = crate::encode::result(&id, &result);
+            for version in LEGACY_VERSIONS {
+                let expected = downgrade_message(&modern, version);
+                let direct = encode_call_result(&id, &result, version);
+                assert_eq!(
+                    String::from_utf8_lossy(&direct),
+                    String::from_utf8_lossy(&expected),
+                    "{version}"
+                );
+                assert!(!String::from_utf8_lossy(&direct).contains("resultType"));
+            }
+            assert_eq!(
+                encode_call_result(&id, &result, crate::PROTOCOL_VERSION),
+                modern
+            );
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value};
-use typed_mcp_core::legacy::is_legacy_version;
+use typed_mcp_core::legacy::{downgrade_message, encode_call_result, is_legacy_version};
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
     CallToolResult, CompleteResult, Completion, InputRequiredResult, ReadResourceResult,
@@ -237,7 +237,13 @@ impl Server {
                         };
                         let body = self.input_required(id, name, asked, binding, &ctx)?;
                         *outcome = Some(Outcome::InputRequired);
-                        return Ok(body);
+                        // The caller leaves a tool's result in the shape it is
+                        // given (see below).
+                        let version = &ctx.meta().protocol_version;
+                        return Ok(match downgrade_message(&body, version) {
+                            std::borrow::Cow::Owned(shaped) => shaped,
+                            std::borrow::Cow::Borrowed(_) => body,
+                        });
                     }
                     Err(ToolError::Execution(message)) => CallToolResult::error(message),
                     Err(ToolError::Protocol(e)) => return Err(e),
@@ -273,6 +279,12 @@ impl Server {
                             variant: None,
                         },
                     });
+                }
+                // A dated client's result is encoded in its revision's shape
+                // at once, not encoded, parsed back and encoded again.
+                let version = &ctx.meta().protocol_version;
+                if is_legacy_version(version) {
+                    return Ok(encode_call_result(id, &result, version));
                 }
                 result.result_type = ResultType::Complete;
                 result.meta.server_info = Some(catalog.server_info().clone());

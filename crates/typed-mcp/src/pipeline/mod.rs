@@ -387,18 +387,25 @@ impl Connection {
                     server.redactor().clone(),
                 );
                 ctx.set_trace(trace);
-                let legacy = is_legacy_version(&ctx.meta().protocol_version);
-                let mut reply = server
-                    .invoke(
-                        &id,
-                        target,
-                        request_state,
-                        ctx.clone(),
-                        record,
-                        slot,
-                        session.as_ref(),
-                    )
-                    .await;
+                // A tool's result comes back already in its era's shape (the
+                // hot path); the other kinds are shaped here.
+                let legacy = is_legacy_version(&ctx.meta().protocol_version)
+                    && !matches!(target, Target::Tool { .. });
+                // Boxed: the handler stage's future holds every kind of call,
+                // a legacy call's rounds and the layers (3.4 KB), and a task's
+                // future is copied by its spawn several times and once more
+                // when it completes; with the box, one allocation instead
+                // (measured: about two thirds of a stdio call's instructions).
+                let invoked = Box::pin(server.invoke(
+                    &id,
+                    target,
+                    request_state,
+                    ctx.clone(),
+                    record,
+                    slot,
+                    session.as_ref(),
+                ));
+                let mut reply = invoked.await;
                 // A dated client gets the result in its revision's shape.
                 if legacy {
                     let version = &ctx.meta().protocol_version;

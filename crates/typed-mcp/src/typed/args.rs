@@ -100,7 +100,13 @@ impl ArgumentValidator {
         arguments: Value,
         checks: &[ArgumentCheck],
     ) -> Result<A, Vec<ArgumentProblem>> {
-        let mut problems = self.problems(&arguments);
+        // Valid arguments (the common case) are told by a pass that builds
+        // no error; only invalid ones are walked again for every problem.
+        let mut problems = if self.validator.is_valid(&arguments) {
+            Vec::new()
+        } else {
+            self.problems(&arguments)
+        };
         let mut failed = self.run_checks(&arguments, checks, &problems);
         if !problems.is_empty() {
             problems.append(&mut failed);
