@@ -43,21 +43,26 @@ impl Default for Limits {
 /// the parser never recurses deeper than `max`.
 pub fn depth_exceeds(bytes: &[u8], max: usize) -> Option<usize> {
     let mut depth = 0usize;
-    let mut in_string = false;
-    let mut escaped = false;
-    for &b in bytes {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if b == b'\\' {
-                escaped = true;
-            } else if b == b'"' {
-                in_string = false;
-            }
-            continue;
-        }
+    let mut at = 0;
+    while let Some(&b) = bytes.get(at) {
+        at += 1;
         match b {
-            b'"' => in_string = true,
+            // A string's body is skipped to its closing quote by a vectorized
+            // search for `"` and `\` (a large text argument is most of a
+            // large message), stepping over each escaped byte.
+            b'"' => loop {
+                match memchr::memchr2(b'"', b'\\', &bytes[at..]) {
+                    None => return None,
+                    Some(i) if bytes[at + i] == b'"' => {
+                        at += i + 1;
+                        break;
+                    }
+                    Some(i) => at += i + 2,
+                }
+                if at >= bytes.len() {
+                    return None;
+                }
+            },
             b'[' | b'{' => {
                 depth += 1;
                 if depth > max {
@@ -80,6 +85,67 @@ mod tests {
         assert_eq!(depth_exceeds(br#"{"a":[[1]]}"#, 3), None);
         assert_eq!(depth_exceeds(br#"{"a":[[[1]]]}"#, 3), Some(4));
         assert_eq!(depth_exceeds(br#"{"a":"[[[[[[\"[[[["}"#, 1), None);
+    }
+
+    /// The byte-at-a-time scan the vectorized one must agree with.
+    fn reference(bytes: &[u8], max: usize) -> Option<usize> {
+        let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+        for &b in bytes {
+            if in_string {
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => in_string = true,
+                b'[' | b'{' => {
+                    depth += 1;
+                    if depth > max {
+                        return Some(depth);
+                    }
+                }
+                b']' | b'}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn strings_are_skipped_as_the_byte_scan_skips_them() {
+        // Every string of up to 6 bytes (and many of 7 and 8) over an alphabet of the bytes that
+        // matter, and each cut short: escapes at the end, escaped quotes and
+        // backslashes, brackets inside and outside strings.
+        let alphabet = [b'"', b'\\', b'[', b']', b'{', b'x'];
+        let mut cases = 0;
+        for len in 0..=8u32 {
+            for n in 0..alphabet.len().pow(len) {
+                let mut text = Vec::with_capacity(len as usize);
+                let mut rest = n;
+                for _ in 0..len {
+                    text.push(alphabet[rest % alphabet.len()]);
+                    rest /= alphabet.len();
+                }
+                for max in [0, 1, 2] {
+                    assert_eq!(
+                        depth_exceeds(&text, max),
+                        reference(&text, max),
+                        "{:?} max {max}",
+                        String::from_utf8_lossy(&text)
+                    );
+                }
+                cases += 1;
+                if len > 6 && n > 100_000 {
+                    break;
+                }
+            }
+        }
+        assert!(cases > 100_000);
     }
 
     #[test]

@@ -37,7 +37,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     (discarded.is_some() || !line.is_empty()).then(|| self.finish(line, discarded))
                 );
             }
-            let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            // A vectorized search: a large message is mostly one long line.
+            let (chunk, done) = match memchr::memchr(b'\n', available) {
                 Some(i) => (&available[..i], Some(i + 1)),
                 None => (available, None),
             };
