@@ -14,7 +14,10 @@
 //! Attaching files and exporting tickets need `desk.files`, granted for one
 //! directory: `--allow desk.files=/srv/desk` (read-write) or
 //! `--allow desk.files=ro:/srv/desk` (attachments only); no path outside it is
-//! reachable through the tools. An entry that does not parse stops the server
+//! reachable through the tools. `notify_webhook` posts a ticket's summary to a
+//! webhook on a host granted with `desk.notify`: `--allow
+//! desk.notify=hooks.example.com` (or `*.example.com`, `host:port`, an IP
+//! literal); no other host is reached, redirects included. An entry that does not parse stops the server
 //! at startup, naming it. Opening tickets and commenting only add to the desk,
 //! and need no grant. `--rate-limit N`
 //! refuses a caller's calls beyond N per second (`-31002`, HTTP `503`), each
@@ -27,6 +30,7 @@
 
 mod desk;
 mod model;
+mod notify;
 mod rate_limit;
 mod store;
 
@@ -60,7 +64,7 @@ struct Cli {
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
 
-    /// Grant capabilities to every caller: names, comma-separated or repeated, each optionally narrowed to a scope (desk.write, desk.write=ticket:T-1003, desk.files=/srv/desk, desk.files=ro:/srv/desk).
+    /// Grant capabilities to every caller: names, comma-separated or repeated, each optionally narrowed to a scope (desk.write, desk.write=ticket:T-1003, desk.files=/srv/desk, desk.files=ro:/srv/desk, desk.notify=hooks.example.com).
     #[arg(
         long,
         value_name = "CAPS",
