@@ -73,6 +73,10 @@ struct Cli {
     )]
     allow: Vec<String>,
 
+    /// Resolve a host name to this address for notify_webhook, as curl's --resolve does (NAME=ADDR, repeatable); grants are still checked against the name.
+    #[arg(long, value_name = "NAME=ADDR")]
+    resolve: Vec<String>,
+
     /// Append one receipt per call (tools, reads and prompts) to this JSON Lines file.
     #[arg(long, value_name = "PATH")]
     receipts: Option<PathBuf>,
@@ -131,6 +135,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::open(&cli.db)
         .map_err(|e| format!("cannot open the database {}: {e}", cli.db.display()))?;
+    notify::pin_names(&cli.resolve)?;
     let desk = Arc::new(Desk::new(store));
     let mut server = desk.server().allow(&cli.allow);
     if let Some(path) = &cli.receipts {

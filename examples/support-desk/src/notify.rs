@@ -5,9 +5,16 @@
 //! Every URL the tool sends to is the URL [`ScopedNet`] checked: the first
 //! one, and each redirect target, which the tool follows itself (the client
 //! never follows a redirect on its own), so a granted host cannot bounce the
-//! ticket to one that is not granted.
+//! ticket to one that is not granted. `--resolve NAME=ADDR` pins a name to
+//! an address (for a staging webhook, or a test's receiver on loopback).
 
+use std::collections::HashMap;
+use std::future::{Future, ready};
+use std::io;
+use std::net::{IpAddr, SocketAddr};
+use std::pin::Pin;
 use std::sync::OnceLock;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,6 +23,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::connect::dns::{GaiResolver, Name};
 use hyper_util::rt::TokioExecutor;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -102,18 +110,85 @@ impl Desk {
     }
 }
 
-type HttpsClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+type HttpsClient = Client<HttpsConnector<HttpConnector<PinnedResolver>>, Full<Bytes>>;
 
 fn client() -> &'static HttpsClient {
     static CLIENT: OnceLock<HttpsClient> = OnceLock::new();
     CLIENT.get_or_init(|| {
+        let mut http = HttpConnector::new_with_resolver(PinnedResolver {
+            system: GaiResolver::new(),
+        });
+        // The https connector below decides the scheme; this one only connects.
+        http.enforce_http(false);
         let https = hyper_rustls::HttpsConnectorBuilder::new()
             .with_webpki_roots()
             .https_or_http()
             .enable_http1()
-            .build();
+            .wrap_connector(http);
         Client::builder(TokioExecutor::new()).build(https)
     })
+}
+
+/// Names pinned to addresses by `--resolve NAME=ADDR`, as curl's `--resolve`
+/// does: a staging webhook, or a test's receiver, under its real name. The
+/// grant is still checked against the name, before it is resolved.
+static PINNED: OnceLock<HashMap<String, IpAddr>> = OnceLock::new();
+
+/// Parses and installs the `--resolve` entries (once, at startup).
+pub(crate) fn pin_names(entries: &[String]) -> Result<(), String> {
+    let mut pinned = HashMap::new();
+    for entry in entries {
+        let bad = |why: &str| format!("invalid --resolve entry {entry:?}: {why}");
+        let (name, addr) = entry
+            .split_once('=')
+            .ok_or_else(|| bad("expected NAME=ADDRESS, e.g. hooks.example.com=127.0.0.1"))?;
+        let valid_name = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_');
+        if !valid_name {
+            return Err(bad(
+                "expected a host name before `=` (no scheme, port or path)",
+            ));
+        }
+        let addr: IpAddr = addr
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .map_err(|_| bad("expected an IPv4 or IPv6 address after `=`"))?;
+        pinned.insert(name.to_ascii_lowercase(), addr);
+    }
+    PINNED
+        .set(pinned)
+        .map_err(|_| "the --resolve entries were already installed".to_owned())
+}
+
+/// The system resolver, after the names `--resolve` pinned.
+#[derive(Clone)]
+struct PinnedResolver {
+    system: GaiResolver,
+}
+
+impl tower::Service<Name> for PinnedResolver {
+    type Response = std::vec::IntoIter<SocketAddr>;
+    type Error = io::Error;
+    type Future = Pin<Box<dyn Future<Output = io::Result<Self::Response>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.system.poll_ready(cx)
+    }
+
+    fn call(&mut self, name: Name) -> Self::Future {
+        let pinned = PINNED
+            .get()
+            .and_then(|names| names.get(&name.as_str().to_ascii_lowercase()));
+        if let Some(ip) = pinned {
+            // Port 0: the connector puts the URL's port in.
+            return Box::pin(ready(Ok(vec![SocketAddr::new(*ip, 0)].into_iter())));
+        }
+        let lookup = self.system.call(name);
+        Box::pin(async move { Ok(lookup.await?.collect::<Vec<_>>().into_iter()) })
+    }
 }
 
 /// Posts `body` to `target`, following checked redirects: 307 and 308 repeat

@@ -9,7 +9,9 @@ use std::thread;
 
 use serde_json::{Value, json};
 
-use crate::support::{Scratch, StdioDesk, hit_ids, read_receipts, text_of, wait_for_receipt};
+use crate::support::{
+    Scratch, StdioDesk, hit_ids, read_receipts, stderr_once_written, text_of, wait_for_receipt,
+};
 
 /// One request a receiver saw.
 #[derive(Debug, Clone)]
@@ -232,11 +234,21 @@ fn hosts_outside_the_grant_are_refused_before_anything_is_sent() {
     let receiver = Receiver::start(any_routes);
     let port = receiver.port;
     let scratch = Scratch::new();
-    // Granted by name and by suffix; the receiver listens on 127.0.0.1.
-    let mut desk = spawn(
-        &scratch,
-        &format!("desk.notify=localhost:{port},desk.notify=*.example.com"),
-    );
+    // Granted by name and by suffix; the receiver listens on 127.0.0.1, and
+    // `--resolve` gives two more names that address: one under the granted
+    // suffix and one outside it.
+    let receipts = scratch.receipts().display().to_string();
+    let grant = format!("desk.notify=localhost:{port},desk.notify=*.example.test:{port}");
+    let mut desk = StdioDesk::spawn(&scratch.args(&[
+        "--allow",
+        &grant,
+        "--resolve",
+        "hooks.example.test=127.0.0.1",
+        "--resolve",
+        "hooks.example.test.evil.net=127.0.0.1",
+        "--receipts",
+        &receipts,
+    ]));
     for (url, asked) in [
         // An IP literal is not the name that resolves to it.
         (
@@ -253,14 +265,15 @@ fn hosts_outside_the_grant_are_refused_before_anything_is_sent() {
             format!("http://localhost:{}/hook", port ^ 1),
             format!("http://localhost:{}", port ^ 1),
         ),
-        // A look-alike of the suffix, and the bare suffix itself.
+        // A look-alike of the suffix (which resolves to the receiver), and
+        // the bare suffix itself.
         (
-            "http://example.com.evil.net/hook".into(),
-            "http://example.com.evil.net".into(),
+            format!("http://hooks.example.test.evil.net:{port}/hook"),
+            format!("http://hooks.example.test.evil.net:{port}"),
         ),
         (
-            "https://example.com/hook".into(),
-            "https://example.com".into(),
+            format!("http://example.test:{port}/hook"),
+            format!("http://example.test:{port}"),
         ),
         // Not http(s).
         (
@@ -281,10 +294,37 @@ fn hosts_outside_the_grant_are_refused_before_anything_is_sent() {
         .count();
     assert_eq!(refusals, 6);
 
-    // The granted name itself is reached, and nothing else was.
-    let delivered = notify(&mut desk, &format!("http://localhost:{port}/hook"));
-    assert_ne!(delivered["isError"], true, "{delivered}");
-    assert_eq!(receiver.seen().len(), 1);
+    // The granted name and a name under the granted suffix are reached.
+    for url in [
+        format!("http://localhost:{port}/hook"),
+        format!("http://hooks.example.test:{port}/hook"),
+    ] {
+        let delivered = notify(&mut desk, &url);
+        assert_ne!(delivered["isError"], true, "{url}: {delivered}");
+    }
+    assert_eq!(receiver.seen().len(), 2);
+}
+
+#[test]
+fn a_bad_resolve_entry_stops_the_server_at_startup_naming_it() {
+    let scratch = Scratch::new();
+    for (entry, says) in [
+        ("hooks.example.com", "expected NAME=ADDRESS"),
+        (
+            "https://hooks.example.com=127.0.0.1",
+            "expected a host name",
+        ),
+        (
+            "hooks.example.com=localhost",
+            "expected an IPv4 or IPv6 address",
+        ),
+    ] {
+        let mut desk = StdioDesk::spawn(&scratch.args(&["--resolve", entry]));
+        assert!(!desk.wait_exit(), "{entry}: a startup error");
+        let stderr = stderr_once_written(&desk);
+        assert!(stderr.contains(entry), "{entry}: names the entry: {stderr}");
+        assert!(stderr.contains(says), "{entry}: says why: {stderr}");
+    }
 }
 
 #[test]
