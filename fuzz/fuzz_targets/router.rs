@@ -168,7 +168,14 @@ fn read(message: &[u8], limits: Limits) -> Reading {
     let Ok(Members(members)) = serde_json::from_slice::<Members>(message) else {
         return none;
     };
-    let mut names: Vec<&str> = members.iter().map(|(k, _)| k.as_str()).collect();
+    // A repeated envelope member makes the message ambiguous; a repeated
+    // member the router skips does not (it reads the id all the same).
+    const ENVELOPE: [&str; 6] = ["jsonrpc", "id", "method", "params", "result", "error"];
+    let mut names: Vec<&str> = members
+        .iter()
+        .map(|(k, _)| k.as_str())
+        .filter(|k| ENVELOPE.contains(k))
+        .collect();
     names.sort_unstable();
     if names.windows(2).any(|w| w[0] == w[1]) {
         return none;
