@@ -184,9 +184,9 @@ pub fn downgrade_message<'a>(message: &'a [u8], version: &str) -> Cow<'a, [u8]> 
 }
 
 /// A `tools/call` result encoded directly in the shape of the dated revision
-/// `version`: the bytes [`downgrade_message`] would make of its 2026-07-28
-/// encoding, without encoding it, parsing it back and encoding it again
-/// (the hot path of every dated client's call). `resultType` and the `_meta`
+/// `version`: the members [`downgrade_message`] would leave of its 2026-07-28
+/// encoding (in that encoding's order), without encoding it, parsing it back
+/// and encoding it again (the hot path of every dated client's call). `resultType` and the `_meta`
 /// server identity are left out; before 2025-06-18, so is
 /// `structuredContent`.
 pub fn encode_call_result(id: &RequestId, result: &CallToolResult, version: &str) -> Vec<u8> {
@@ -321,14 +321,24 @@ mod tests {
             }
             let modern = crate::encode::result(&id, &result);
             for version in LEGACY_VERSIONS {
-                let expected = downgrade_message(&modern, version);
+                let expected: Value =
+                    serde_json::from_slice(&downgrade_message(&modern, version)).unwrap();
                 let direct = encode_call_result(&id, &result, version);
+                let text = String::from_utf8(direct).unwrap();
+                // The same members (a map compares regardless of order: the
+                // downgrade's removals reorder what is left).
                 assert_eq!(
-                    String::from_utf8_lossy(&direct),
-                    String::from_utf8_lossy(&expected),
+                    serde_json::from_str::<Value>(&text).unwrap(),
+                    expected,
                     "{version}"
                 );
-                assert!(!String::from_utf8_lossy(&direct).contains("resultType"));
+                assert!(!text.contains("resultType"), "{text}");
+                assert!(!text.contains(meta_keys::SERVER_INFO), "{text}");
+                // The modern encoding's order, less what the revision lacks.
+                if version >= &"2025-06-18" && expected["result"].get("structuredContent").is_some()
+                {
+                    assert!(text.find("\"content\"") < text.find("\"structuredContent\""));
+                }
             }
             assert_eq!(
                 encode_call_result(&id, &result, crate::PROTOCOL_VERSION),
