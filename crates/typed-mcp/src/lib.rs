@@ -81,6 +81,7 @@ mod answer;
 pub mod capability;
 mod context;
 pub mod declare;
+pub mod extension;
 pub mod middleware;
 mod pipeline;
 pub mod receipt;
