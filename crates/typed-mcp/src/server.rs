@@ -934,6 +934,12 @@ impl Server {
         self.inner.router.limits()
     }
 
+    /// The interval of progress heartbeats
+    /// ([`ServerBuilder::heartbeat`]); `None` when they are off.
+    pub fn heartbeat(&self) -> Option<Duration> {
+        self.inner.heartbeat
+    }
+
     /// The secret values this server redacts (see
     /// [`ServerBuilder::secret_values`]).
     pub fn redactor(&self) -> &Redactor {

@@ -38,6 +38,7 @@
 //!     transport's [`Outbox`].
 
 mod extension;
+mod heartbeat;
 mod invoke;
 mod record;
 pub(crate) mod registry;
@@ -414,17 +415,17 @@ impl Connection {
                             .await
                     }
                     _ => {
-                        server
-                            .invoke(
-                                &id,
-                                target,
-                                request_state,
-                                ctx.clone(),
-                                record,
-                                slot,
-                                session.as_ref(),
-                            )
-                            .await
+                        let interval = server.inner.heartbeat.filter(|_| !listen);
+                        let call = server.invoke(
+                            &id,
+                            target,
+                            request_state,
+                            ctx.clone(),
+                            record,
+                            slot,
+                            session.as_ref(),
+                        );
+                        heartbeat::with_heartbeat(&ctx, interval, call).await
                     }
                 };
                 // A dated client gets the result in its revision's shape.

@@ -138,6 +138,7 @@ impl Server {
             runtime.ttl,
             runtime.poll_interval,
         );
+        runtime.ready().await;
         if let Err(error) = runtime.store.create(task.clone()).await {
             task_cancel.cancel();
             round.abort();
@@ -146,6 +147,7 @@ impl Server {
             record.finish(Outcome::Error { code: error.code });
             return Reply::error(Some(id), &error);
         }
+        runtime.created().await;
         record.run_as_task(task.id.as_str(), &task_cancel);
         let span = record.span().clone();
         let driver = Driver {

@@ -107,8 +107,9 @@ impl ServerBuilder {
     pub const DEFAULT_TASK_TTL: Duration = Duration::from_secs(3600);
     /// Default [`task_poll_interval`](Self::task_poll_interval): one second.
     pub const DEFAULT_TASK_POLL_INTERVAL: Duration = Duration::from_secs(1);
-    /// Default [`heartbeat`](Self::heartbeat): ten seconds.
-    pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(10);
+    /// Default [`heartbeat`](Self::heartbeat): fifteen seconds (typed-mcp-http's
+    /// default SSE keep-alive interval too).
+    pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(15);
 
     /// Keeps tasks in `store` (default: a [`MemoryTaskStore`] of
     /// [`MemoryTaskStore::DEFAULT_CAPACITY`] tasks). Used only when a tool
@@ -143,11 +144,14 @@ impl ServerBuilder {
     }
 
     /// Sends a call whose request carries a progress token a progress
-    /// notification every `interval` while its handler reports none itself
-    /// (the last progress value again, or 0), so that clients with idle
-    /// timeouts keep waiting; over HTTP a call streaming its notifications
-    /// also gets an SSE keep-alive comment at that interval. Default
-    /// [`Self::DEFAULT_HEARTBEAT`]; `None` turns heartbeats off.
+    /// notification (`"still working"`) at the end of every `interval` in
+    /// which its handler reported no progress itself, so that clients with
+    /// idle timeouts keep waiting. Progress must increase, so a heartbeat
+    /// carries the last value the call sent plus 0.001 (0 before any), with
+    /// no total. typed-mcp-http sends its SSE keep-alive comments at this
+    /// interval unless told otherwise. Default [`Self::DEFAULT_HEARTBEAT`];
+    /// `None` turns heartbeats off. Calls running as tasks have no stream to
+    /// beat on (their client polls).
     pub fn heartbeat(mut self, interval: Option<Duration>) -> Self {
         self.heartbeat = interval.map(|i| i.max(Duration::from_millis(1)));
         self
@@ -162,7 +166,15 @@ pub(crate) struct TaskRuntime {
     pub(crate) ttl: Option<Duration>,
     pub(crate) poll_interval: Duration,
     running: Mutex<HashMap<TaskId, Arc<Running>>>,
+    /// Set once the store's interrupted tasks were recovered.
+    recovered: tokio::sync::OnceCell<()>,
+    /// Tasks created, to purge expired ones every [`PURGE_EVERY`] creations.
+    created: std::sync::atomic::AtomicUsize,
 }
+
+/// Expired tasks are purged from the store every this many creations (and
+/// once when the server first uses the store).
+const PURGE_EVERY: usize = 64;
 
 /// A task running in this process.
 pub(crate) struct Running {
@@ -187,10 +199,44 @@ pub(crate) fn runtime_for(
         ttl: settings.ttl,
         poll_interval: settings.poll_interval,
         running: Mutex::new(HashMap::new()),
+        recovered: tokio::sync::OnceCell::new(),
+        created: std::sync::atomic::AtomicUsize::new(0),
     }))
 }
 
 impl TaskRuntime {
+    /// Before the server's first use of its store: tasks a previous process
+    /// left unfinished become failed (interrupted), and expired ones go.
+    pub(crate) async fn ready(&self) {
+        self.recovered
+            .get_or_init(|| async {
+                match self.store.recover_interrupted().await {
+                    Ok(0) => {}
+                    Ok(n) => tracing::warn!(tasks = n, "tasks interrupted by a previous stop are reported failed"),
+                    Err(error) => tracing::error!(%error, "the task store could not recover interrupted tasks"),
+                }
+                self.purge().await;
+            })
+            .await;
+    }
+
+    /// Counts a creation; every [`PURGE_EVERY`]th purges expired tasks.
+    pub(crate) async fn created(&self) {
+        let n = self
+            .created
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        if n % PURGE_EVERY == 0 {
+            self.purge().await;
+        }
+    }
+
+    async fn purge(&self) {
+        if let Err(error) = self.store.purge_expired().await {
+            tracing::warn!(%error, "expired tasks could not be purged");
+        }
+    }
+
     pub(crate) fn register(&self, id: &TaskId, cancel: CancellationToken) -> Arc<Running> {
         let running = Arc::new(Running {
             cancel,
@@ -271,6 +317,7 @@ async fn tasks_get(
     ctx: &ToolContext,
 ) -> ExtensionReply {
     let id = task_id(params)?;
+    runtime.ready().await;
     let owner = owner_of(ctx.principal());
     let record = runtime
         .store
@@ -296,6 +343,7 @@ async fn tasks_update(
         }
         None => return Err(RpcError::invalid_params("inputResponses is required")),
     };
+    runtime.ready().await;
     let owner = owner_of(ctx.principal());
     // The extension asks for an acknowledgement even for an unknown task, and
     // answers to keys not outstanding are ignored (the store's rule).
@@ -318,6 +366,7 @@ async fn tasks_cancel(
     ctx: &ToolContext,
 ) -> ExtensionReply {
     let id = task_id(params)?;
+    runtime.ready().await;
     let owner = owner_of(ctx.principal());
     // An unknown id is -32602, as for tasks/get (the conformance suite reads
     // the specification so); a terminal task gets the same empty ack.
