@@ -138,3 +138,15 @@ pub(crate) fn interned(method: &str) -> &'static str {
     names.insert(name);
     name
 }
+
+impl crate::ServerBuilder {
+    /// Serves an extension's methods and announces it (with its settings)
+    /// under `capabilities.extensions` in `server/discover` (see
+    /// [`extension`](crate::extension)). When two extensions serve one
+    /// method, the first given serves it; a method the core serves itself
+    /// stays the core's.
+    pub fn extension(mut self, extension: Extension) -> Self {
+        self.extensions.push(extension);
+        self
+    }
+}
