@@ -72,8 +72,8 @@ fn tasks_survive_a_sigkill_and_the_running_one_is_reported_interrupted() {
                 >= 1,
             "{done}"
         );
-        // One ticket a batch, a minute apart: still running when killed.
-        let running = rebuild(&mut desk, 2, 1, 60_000);
+        // One ticket a batch, ten seconds apart: still running when killed.
+        let running = rebuild(&mut desk, 2, 1, 10_000);
         until(&mut desk, &mut next_id, &running, "working");
         (finished, running)
         // Dropping the desk kills its process with SIGKILL.
