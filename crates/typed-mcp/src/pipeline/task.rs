@@ -271,14 +271,21 @@ impl Driver {
                         .into_iter()
                         .map(|(key, request)| (wire_key(&key, round_number), request))
                         .collect();
-                    self.change(TaskChange::InputRequired {
-                        requests: keyed,
-                        message: None,
-                    })
-                    .await;
-                    let Some(answers) = self.wait_for_answers().await else {
-                        self.change(TaskChange::Cancelled { message: None }).await;
-                        break Outcome::Cancelled;
+                    // A round that left only state (nothing to ask) runs
+                    // again at once, as a client's retry would.
+                    let answers = if keyed.is_empty() {
+                        Map::new()
+                    } else {
+                        self.change(TaskChange::InputRequired {
+                            requests: keyed,
+                            message: None,
+                        })
+                        .await;
+                        let Some(answers) = self.wait_for_answers().await else {
+                            self.change(TaskChange::Cancelled { message: None }).await;
+                            break Outcome::Cancelled;
+                        };
+                        answers
                     };
                     let answers: Map<String, Value> = answers
                         .into_iter()

@@ -54,6 +54,28 @@ async fn leak() -> ContentBlock {
     ContentBlock::text("the password is hunter2-secret")
 }
 
+/// Count in rounds that leave only state, then answer how far it got.
+#[tool(read_only, task)]
+async fn count_in_rounds(ctx: ToolContext) -> Answer<ContentBlock> {
+    let reached: u32 = ctx
+        .request_state()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    if reached < 3 {
+        return Answer::NeedsInput(NeedsInput::new().state((reached + 1).to_string()));
+    }
+    Answer::Done(ContentBlock::text(format!("counted to {reached}")))
+}
+
+/// Reading the vault (never granted in these tests).
+const VAULT: typed_mcp::Capability = typed_mcp::Capability::new("vault.read", "Read the vault");
+
+/// Open the vault; may run as a task.
+#[tool(read_only, task, caps = [VAULT])]
+async fn open_vault() -> ContentBlock {
+    ContentBlock::text("opened")
+}
+
 /// Answer plainly (never a task).
 #[tool(read_only)]
 async fn plain() -> ContentBlock {
@@ -75,7 +97,15 @@ fn fixture(builder: impl FnOnce(typed_mcp::ServerBuilder) -> typed_mcp::ServerBu
     let receipts = MemorySink::new();
     let server = builder(
         Server::new("tasks-test", "0.1.0")
-            .tools(tools![nap, only_task, ask, leak, plain])
+            .tools(tools![
+                nap,
+                only_task,
+                ask,
+                leak,
+                count_in_rounds,
+                open_vault,
+                plain
+            ])
             .task_store_shared(store.clone())
             .task_poll_interval(Duration::from_millis(20))
             .secret_values(["hunter2-secret"])
@@ -415,6 +445,58 @@ async fn a_task_asks_for_input_and_resumes_with_the_answer() {
         done["result"]["content"][0]["text"], "answer: Accept",
         "{done}"
     );
+}
+
+#[tokio::test]
+async fn rounds_that_leave_only_state_run_on_inside_the_task() {
+    let f = fixture(|b| b);
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let id = client
+        .call_tool("count_in_rounds", json!({}))
+        .await
+        .result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let done = until(&client, &id, "completed").await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "counted to 3",
+        "{done}"
+    );
+}
+
+#[tokio::test]
+async fn capabilities_are_checked_before_a_task_is_created() {
+    let f = fixture(|b| b);
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let refused = client.call_tool("open_vault", json!({})).await;
+    let result = refused.result();
+    assert_eq!(
+        result["resultType"], "complete",
+        "refused at once, not as a task: {result}"
+    );
+    assert_eq!(result["isError"], true);
+    assert!(result.get("taskId").is_none());
+    assert!(
+        f.store
+            .list(&TaskOwner::anonymous())
+            .await
+            .unwrap()
+            .is_empty(),
+        "no task was stored"
+    );
+    let receipt = f
+        .receipts
+        .receipts()
+        .into_iter()
+        .find(|r| r.name == "open_vault")
+        .expect("a receipt");
+    assert!(
+        matches!(receipt.outcome, Outcome::Refused { .. }),
+        "{:?}",
+        receipt.outcome
+    );
+    assert_eq!(receipt.task_id, None);
 }
 
 #[tokio::test]
