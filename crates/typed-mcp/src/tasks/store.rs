@@ -458,7 +458,7 @@ pub fn interrupted_error() -> StoredError {
 pub fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| duration_ms(d))
+        .map_or(0, duration_ms)
 }
 
 fn duration_ms(d: Duration) -> u64 {
