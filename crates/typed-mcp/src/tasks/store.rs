@@ -5,29 +5,8 @@
 //! `Arc<dyn TaskStore>`, and every method returns a boxed future
 //! ([`StoreFuture`]), so a store in another crate (a Redis one, say) is
 //! written as plain `impl TaskStore for MyStore` with
-//! `Box::pin(async move { .. })` bodies.
-//!
-//! # The contract every store keeps
-//!
-//! - **Owners.** Every task is bound to the [`TaskOwner`] that created it.
-//!   [`get`](TaskStore::get), [`list`](TaskStore::list),
-//!   [`cancel`](TaskStore::cancel) and [`respond`](TaskStore::respond) take
-//!   the caller's owner and treat another owner's task exactly like an
-//!   unknown one (`None`): nobody learns that someone else's id exists.
-//! - **Terminal statuses are sticky.** Once a task is `completed`, `failed`
-//!   or `cancelled`, no change moves it again (a cancel of a finished task,
-//!   or a finish of a cancelled one, leaves it as it was).
-//! - **Expiry.** A task whose [`expires_at_ms`](TaskRecord::expires_at_ms)
-//!   has passed is gone: reads return `None` from that instant, whether or not
-//!   [`purge_expired`](TaskStore::purge_expired) has removed it yet.
-//! - **Durable create.** When [`create`](TaskStore::create) returns `Ok`, a
-//!   `get` of the task resolves (the extension forbids answering a
-//!   `CreateTaskResult` before that).
-//! - **Redacted contents.** The runtime redacts results and errors before it
-//!   hands them to a store: a store never sees a registered secret.
-//!
-//! `typed_mcp::tasks::check_store` (feature `testing`) runs these rules
-//! against any store, so every implementation is held to the same contract.
+//! `Box::pin(async move { .. })` bodies. The contract every store keeps is
+//! on [`TaskStore`].
 
 use std::fmt;
 use std::future::Future;
@@ -380,9 +359,32 @@ pub enum TaskChange {
     },
 }
 
-/// Where tasks live. Object-safe: the server holds `Arc<dyn TaskStore>`
-/// (see the [module docs](self) for the contract every implementation keeps,
-/// and `typed_mcp::tasks::check_store` to test it).
+/// Where tasks live. Object-safe: the server holds `Arc<dyn TaskStore>`, and
+/// every method returns a boxed [`StoreFuture`], so a store of another crate
+/// is a plain `impl TaskStore for MyStore` with `Box::pin(async move { .. })`
+/// bodies.
+///
+/// # The contract every store keeps
+///
+/// - **Owners.** Every task is bound to the [`TaskOwner`] that created it.
+///   [`get`](TaskStore::get), [`list`](TaskStore::list),
+///   [`cancel`](TaskStore::cancel) and [`respond`](TaskStore::respond) take
+///   the caller's owner and treat another owner's task exactly like an
+///   unknown one (`None`): nobody learns that someone else's id exists.
+/// - **Terminal statuses are sticky.** Once a task is `completed`, `failed`
+///   or `cancelled`, no change moves it again (a cancel of a finished task,
+///   or a finish of a cancelled one, leaves it as it was).
+/// - **Expiry.** A task whose [`expires_at_ms`](TaskRecord::expires_at_ms)
+///   has passed is gone: reads return `None` from that instant, whether or not
+///   [`purge_expired`](TaskStore::purge_expired) has removed it yet.
+/// - **Durable create.** When [`create`](TaskStore::create) returns `Ok`, a
+///   `get` of the task resolves (the extension forbids answering a
+///   `CreateTaskResult` before that).
+/// - **Redacted contents.** The runtime redacts results and errors before it
+///   hands them to a store: a store never sees a registered secret.
+///
+/// `typed_mcp::tasks::check_store` (feature `testing`) runs these rules
+/// against any store, so every implementation is held to the same contract.
 pub trait TaskStore: Send + Sync + 'static {
     /// Stores a new task. When this returns `Ok`, [`get`](TaskStore::get)
     /// resolves it. An id that exists already is
