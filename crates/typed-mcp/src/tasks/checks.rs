@@ -231,7 +231,9 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         "no change leaves a terminal status"
     );
 
-    // cancel a working task; a later finish is ignored.
+    // cancel a working task; a later finish is ignored. (Times are in
+    // milliseconds: the pause orders the tasks' creation for `list`.)
+    tokio::time::sleep(Duration::from_millis(5)).await;
     let second = record(&alice, hour);
     let second_id = second.id.clone();
     store.create(second).await.expect("create");
@@ -264,6 +266,7 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
     assert_eq!(after.outcome, None);
 
     // A failed task keeps its error.
+    tokio::time::sleep(Duration::from_millis(5)).await;
     let third = record(&alice, None);
     let third_id = third.id.clone();
     store.create(third).await.expect("create");
@@ -304,10 +307,11 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         3,
         "list shows the owner's three tasks, found {listed:?}"
     );
-    assert_eq!(listed[0], id, "list is oldest first");
-    for task in [&id, &second_id, &third_id] {
-        assert!(listed.contains(task), "list must show {task}");
-    }
+    assert_eq!(
+        listed,
+        vec![id.clone(), second_id.clone(), third_id.clone()],
+        "list is oldest first"
+    );
 
     // Expiry: gone for every read once its ttl passed, then purged.
     let brief = record(&bob, Some(Duration::from_millis(200)));
