@@ -53,6 +53,7 @@ impl ToolArgs {
         let mut reader = Reader::new(cx, "#[tool]", KEYS);
         let mut read_only_span = None;
         let mut timeout_span: Option<Span> = None;
+        let mut task_inline_span: Option<Span> = None;
         for arg in parse_args(cx, tokens) {
             let Some(key) = reader.key(&arg) else {
                 continue;
@@ -124,6 +125,7 @@ impl ToolArgs {
                     };
                 }
                 "task_inline" => {
+                    task_inline_span = Some(arg.key.span());
                     out.task_inline_ms = reader.string(&arg).and_then(|lit| {
                         let ms = parse_duration_ms(&lit.value());
                         if ms.is_none() {
@@ -141,9 +143,9 @@ impl ToolArgs {
                 _ => unreachable!("every valid key is handled"),
             }
         }
-        if out.task_inline_ms.is_some() && out.task.is_none() {
+        if let (Some(span), None) = (task_inline_span, out.task) {
             cx.error_at(
-                Span::call_site(),
+                span,
                 "`task_inline` applies to a task-capable tool: add `task` (or `task = \"required\"`)",
             );
         }
