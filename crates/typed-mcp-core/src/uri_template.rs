@@ -5,6 +5,7 @@
 //! reserved character such as `/`) and `{+name}` (reserved expansion: the value
 //! may hold `/`, for paths). Values are percent-decoded when matched.
 
+use std::collections::HashSet;
 use std::fmt;
 
 use typed_mcp_syntax::Piece;
@@ -60,9 +61,23 @@ impl UriTemplate {
 
     /// Matches a URI, returning each variable's percent-decoded value in order,
     /// or `None` when the URI is not an instance of this template.
+    ///
+    /// The URI is the client's, so the work is bounded: each (part, position)
+    /// is tried at most once, a variable's value ends only where the literal
+    /// after it appears, and a URI whose matching would look at more than
+    /// [`MATCH_STEPS`] bytes in all is treated as no match. Without the
+    /// bound, a template such as `db://{a}.{b}.{c}` against a URI of many dots
+    /// took time polynomial in the URI's length (found by the `uri_template`
+    /// fuzz target).
     pub fn matches(&self, uri: &str) -> Option<Vec<(String, String)>> {
+        let mut matcher = Matcher {
+            parts: &self.parts,
+            uri,
+            failed: HashSet::new(),
+            steps_left: MATCH_STEPS,
+        };
         let mut out = Vec::new();
-        if match_parts(&self.parts, uri, &mut out) {
+        if matcher.at(0, 0, &mut out) {
             out.reverse();
             Some(out)
         } else {
@@ -71,37 +86,108 @@ impl UriTemplate {
     }
 }
 
+/// The most bytes one [`UriTemplate::matches`] looks at, over all the splits
+/// it tries, before it gives up (no match). An instance of a template with a
+/// few variables needs about its own length.
+pub const MATCH_STEPS: usize = 1_000_000;
+
 impl fmt::Display for UriTemplate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.source)
     }
 }
 
-fn match_parts(parts: &[Part], uri: &str, out: &mut Vec<(String, String)>) -> bool {
-    let Some((first, rest)) = parts.split_first() else {
-        return uri.is_empty();
-    };
-    match first {
-        Part::Literal(lit) => uri
-            .strip_prefix(lit.as_str())
-            .is_some_and(|tail| match_parts(rest, tail, out)),
-        Part::Var { name, reserved } => {
-            // The longest run of allowed characters bounds the candidates; try the
-            // shortest first so a following literal is found at its first occurrence.
-            let allowed = uri
-                .char_indices()
-                .find(|&(_, c)| !allowed_in_value(c, *reserved))
-                .map_or(uri.len(), |(i, _)| i);
-            for end in (1..=allowed).filter(|&e| uri.is_char_boundary(e)) {
-                if match_parts(rest, &uri[end..], out) {
-                    let Some(value) = percent_decode(&uri[..end]) else {
-                        return false;
-                    };
-                    out.push((name.clone(), value));
-                    return true;
-                }
+struct Matcher<'a> {
+    parts: &'a [Part],
+    uri: &'a str,
+    /// (part, position) pairs known not to match the rest: each is tried once.
+    failed: HashSet<(usize, usize)>,
+    steps_left: usize,
+}
+
+impl Matcher<'_> {
+    /// Whether `parts[part..]` matches `uri[pos..]`; on success `out` holds
+    /// the values of those parts' variables, last first.
+    fn at(&mut self, part: usize, pos: usize, out: &mut Vec<(String, String)>) -> bool {
+        let Some(first) = self.parts.get(part) else {
+            return pos == self.uri.len();
+        };
+        if self.failed.contains(&(part, pos)) {
+            return false;
+        }
+        let rest = &self.uri[pos..];
+        let matched = match first {
+            Part::Literal(lit) => {
+                rest.starts_with(lit.as_str()) && self.at(part + 1, pos + lit.len(), out)
             }
-            false
+            Part::Var { name, reserved } => match self.value_end(part, pos, *reserved, out) {
+                Some(end) => match percent_decode(&rest[..end]) {
+                    Some(value) => {
+                        out.push((name.clone(), value));
+                        true
+                    }
+                    // A value that does not decode: no instance of the template.
+                    None => false,
+                },
+                None => false,
+            },
+        };
+        if !matched {
+            self.failed.insert((part, pos));
+        }
+        matched
+    }
+
+    /// Where the value of the variable `parts[part]`, starting at `pos`, ends
+    /// so that the rest matches: the shortest such value (a following literal
+    /// is found at its first fitting occurrence). Candidates are the places
+    /// the next literal occurs (or the end, for the last part), found and
+    /// checked for allowed characters lazily, every byte looked at charged to
+    /// the step budget.
+    fn value_end(
+        &mut self,
+        part: usize,
+        pos: usize,
+        reserved: bool,
+        out: &mut Vec<(String, String)>,
+    ) -> Option<usize> {
+        let rest = &self.uri[pos..];
+        let next = self.parts.get(part + 1);
+        // A value holds at least one character.
+        let mut from = rest.chars().next()?.len_utf8();
+        // `rest[..allowed_to]` holds only characters a value may hold.
+        let mut allowed_to = 0;
+        loop {
+            let candidate = match next {
+                None => rest.len(),
+                Some(Part::Literal(lit)) => match rest[from..].find(lit.as_str()) {
+                    Some(at) => from + at,
+                    None => {
+                        // The search looked at the whole rest.
+                        self.steps_left = self.steps_left.saturating_sub(rest.len() - from);
+                        return None;
+                    }
+                },
+                // Adjacent variables (the parser refuses them; kept total).
+                Some(Part::Var { .. }) => from,
+            };
+            let looked_at = candidate.saturating_sub(allowed_to.min(from)) + 1;
+            self.steps_left = self.steps_left.checked_sub(looked_at)?;
+            if rest[allowed_to..candidate]
+                .chars()
+                .any(|c| !allowed_in_value(c, reserved))
+            {
+                // No value can reach past a character it may not hold.
+                return None;
+            }
+            allowed_to = candidate;
+            if self.at(part + 1, pos + candidate, out) {
+                return Some(candidate);
+            }
+            if candidate >= rest.len() || next.is_none() {
+                return None;
+            }
+            from = candidate + rest[candidate..].chars().next().map_or(1, char::len_utf8);
         }
     }
 }
@@ -176,6 +262,42 @@ mod tests {
             t.matches("file:///a/b%20c.txt"),
             Some(vec![("path".into(), "a/b c.txt".into())])
         );
+    }
+
+    #[test]
+    fn a_value_ends_at_any_occurrence_of_the_next_literal_overlapping_ones_too() {
+        let t = UriTemplate::parse("x://{a}aa{b}").unwrap();
+        assert_eq!(
+            t.matches("x://1aaa2"),
+            Some(vec![("a".into(), "1".into()), ("b".into(), "a2".into())])
+        );
+        let t = UriTemplate::parse("x://{a}-{b}-end").unwrap();
+        assert_eq!(
+            t.matches("x://é-1-2-end"),
+            Some(vec![("a".into(), "é".into()), ("b".into(), "1-2".into())])
+        );
+    }
+
+    /// Found by the `uri_template` fuzz target: every split of a URI of many
+    /// separators was tried, for each variable (a call took seconds at 400
+    /// bytes, and grows with the power of the variable count).
+    #[test]
+    fn many_separators_are_matched_in_bounded_work() {
+        let t = UriTemplate::parse("db://{a}.{b}.{c}.{d}x").unwrap();
+        let dots = ".".repeat(20_000);
+        assert_eq!(t.matches(&format!("db://{dots}")), None);
+        assert_eq!(t.matches(&format!("db://a{dots}b.c.dy")), None);
+        // What is an instance still matches, however long.
+        let long = "v".repeat(20_000);
+        assert_eq!(
+            t.matches(&format!("db://{long}.b.c.dx"))
+                .map(|m| m[1].1.clone()),
+            Some("b".into())
+        );
+        let t = UriTemplate::parse("db://{table}\u{0}{roe}\u{0}{row}").unwrap();
+        let zeros = "\u{0}".repeat(400);
+        let matched = t.matches(&format!("db://\u{0}t\u{4}qb{zeros}")).unwrap();
+        assert_eq!(matched[0].1, "\u{0}t\u{4}qb");
     }
 
     #[test]
