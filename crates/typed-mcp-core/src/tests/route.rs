@@ -1739,6 +1739,7 @@ fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
                 Target::Prompt { .. } => "prompt",
                 Target::Listen { .. } => "listen",
                 Target::Complete { .. } => "complete",
+                Target::Extension { .. } => "extension",
             };
             if &echoed != id || actual != *kind {
                 return Err(format!("invoked a {actual} for id {echoed}"));

@@ -5,3 +5,4 @@ mod notify;
 mod scoped;
 mod stdio;
 mod support;
+mod tasks;
