@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typed_mcp::protocol::digest::Digest;
 
-use crate::client::ServedCatalog;
+use typed_mcp_client::Catalog as ServedCatalog;
 
 /// The format version this build writes and reads.
 pub const LOCK_VERSION: u32 = 1;

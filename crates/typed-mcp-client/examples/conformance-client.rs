@@ -57,7 +57,9 @@ async fn run() -> Result<(), String> {
         .await
         .map_err(|e| format!("connecting: {e}"))?;
     let outcome = exercise(&client, &context).await;
-    client.close().await;
+    if let Err(e) = client.close().await {
+        eprintln!("conformance-client: {e}");
+    }
     outcome
 }
 

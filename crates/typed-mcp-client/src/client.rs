@@ -331,6 +331,7 @@ impl Shared {
     async fn answer_server_request(&self, request: Value) {
         let id = request.get("id").cloned().unwrap_or(Value::Null);
         let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let served = method == methods::PING || self.options.responder.answers(method);
         let answered = if method == methods::PING {
             Ok(json!({}))
         } else {
@@ -341,16 +342,12 @@ impl Shared {
         };
         let reply = match answered {
             Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-            Err(why) => {
-                let known = matches!(
-                    method,
-                    methods::ELICIT | methods::CREATE_MESSAGE | methods::ROOTS_LIST
-                );
-                json!({"jsonrpc": "2.0", "id": id, "error": {
-                    "code": if known { -32603 } else { -32601 },
-                    "message": format!("{method}: {why}")
-                }})
-            }
+            // A kind this client does not answer is a method it does not
+            // serve; one it answers but could not is an internal error.
+            Err(why) => json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": if served { -32603 } else { -32601 },
+                "message": format!("{method}: {why}")
+            }}),
         };
         if let Err(e) = self
             .send_message(&reply, &format!("the answer to the server's {method}"))
@@ -461,7 +458,15 @@ async fn connect_with(
     let background = tokio::spawn(async move {
         while let Some(request) = rx.recv().await {
             let Some(shared) = weak.upgrade() else { return };
-            tokio::spawn(async move { shared.answer_server_request(request).await });
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            if shared.options.responder.answers(method) {
+                // The responder may take its time (a person answering a form):
+                // the server's other requests are not held up behind it.
+                tokio::spawn(async move { shared.answer_server_request(request).await });
+            } else {
+                // Pings and refusals go at once, in the order they were asked.
+                shared.answer_server_request(request).await;
+            }
         }
     });
     let client = Client {
@@ -471,7 +476,8 @@ async fn connect_with(
     match client.handshake(era).await {
         Ok(()) => Ok(client),
         Err(e) => {
-            client.close().await;
+            // The handshake's error is the one worth reporting.
+            let _ = client.close().await;
             Err(e)
         }
     }
@@ -1176,31 +1182,34 @@ impl Client {
     /// then killed if it lingers); a legacy HTTP session is ended with a
     /// DELETE (a server that does not let clients end sessions answers 405,
     /// which is fine); an in-process session is ended.
-    pub async fn close(&self) {
+    ///
+    /// An `Err` says why a legacy HTTP session could not be ended (the
+    /// server's answer stands either way).
+    pub async fn close(&self) -> Result<(), ClientError> {
         match &self.shared.wire {
             Wire::Stdio(w) => w.close().await,
             #[cfg(feature = "http")]
             Wire::Http(w) => {
                 let Some(id) = self.shared.state().session_id.clone() else {
-                    return;
+                    return Ok(());
                 };
                 let headers = self.shared.era_headers("", &Map::new());
                 let headers: Vec<_> = headers.into_iter().filter(|(n, _)| n != "Mcp-Method").collect();
-                match tokio::time::timeout(self.shared.options.timeout, w.delete(&headers)).await {
+                let ending = |why: String| ClientError::Io(format!("ending session {id}: {why}"));
+                return match tokio::time::timeout(self.shared.options.timeout, w.delete(&headers)).await {
                     Ok(Ok(status))
                         if status.is_success()
                             || status == http::StatusCode::METHOD_NOT_ALLOWED
-                            || status == http::StatusCode::NOT_FOUND => {}
-                    Ok(Ok(status)) => {
-                        tracing::warn!("ending session {id}: the server answered HTTP {status}")
-                    }
-                    Ok(Err(e)) => tracing::warn!("ending session {id}: {e}"),
-                    Err(_) => tracing::warn!("ending session {id}: no answer in time"),
-                }
+                            || status == http::StatusCode::NOT_FOUND => Ok(()),
+                    Ok(Ok(status)) => Err(ending(format!("the server answered HTTP {status}"))),
+                    Ok(Err(e)) => Err(ending(e.to_string())),
+                    Err(_) => Err(ending("no answer in time".into())),
+                };
             }
             #[cfg(feature = "in-process")]
             Wire::InProcess(w) => w.close().await,
         }
+        Ok(())
     }
 }
 
@@ -1307,7 +1316,6 @@ impl Subscription {
 
 /// What a server serves, decoded.
 #[derive(Debug, Default, Clone)]
-#[non_exhaustive]
 pub struct Catalog {
     /// Every usable tool.
     pub tools: Vec<Tool>,

@@ -88,7 +88,7 @@ pub enum Because {
 impl fmt::Display for Because {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Because::Asked => f.write_str("--era legacy"),
+            Because::Asked => f.write_str("the legacy era was asked for"),
             Because::DiscoverRefused(why) => write!(f, "server/discover: {why}"),
         }
     }

@@ -110,6 +110,16 @@ impl Responder {
         Value::Object(caps)
     }
 
+    /// True when this responder answers `method`.
+    pub fn answers(&self, method: &str) -> bool {
+        match method {
+            "elicitation/create" => self.elicit.is_some(),
+            "sampling/createMessage" => self.sample.is_some(),
+            "roots/list" => self.roots.is_some(),
+            _ => false,
+        }
+    }
+
     /// The answer to one input request: `method` and its `params`. `Err`
     /// says why there is none, worded to follow "and ...".
     pub async fn answer(&self, method: &str, params: Option<&Value>) -> Result<Value, String> {
