@@ -64,10 +64,20 @@ async fn run() -> Result<(), String> {
 }
 
 async fn exercise(client: &Client, context: &Value) -> Result<(), String> {
-    let discovered = client.discover().await.map_err(|e| format!("discover: {e}"))?;
-    let offers = |name: &str| discovered["capabilities"].get(name).is_some_and(|c| !c.is_null());
+    let discovered = client
+        .discover()
+        .await
+        .map_err(|e| format!("discover: {e}"))?;
+    let offers = |name: &str| {
+        discovered["capabilities"]
+            .get(name)
+            .is_some_and(|c| !c.is_null())
+    };
 
-    let tools = client.tools().await.map_err(|e| format!("tools/list: {e}"))?;
+    let tools = client
+        .tools()
+        .await
+        .map_err(|e| format!("tools/list: {e}"))?;
     match context.get("toolCalls").and_then(Value::as_array) {
         Some(calls) => {
             for call in calls {
@@ -109,7 +119,11 @@ async fn exercise(client: &Client, context: &Value) -> Result<(), String> {
                     }
                 }
             }
-            answered(client.get_prompt(name, Value::Object(arguments)).await, "prompts/get", name)?;
+            answered(
+                client.get_prompt(name, Value::Object(arguments)).await,
+                "prompts/get",
+                name,
+            )?;
         }
     }
     Ok(())

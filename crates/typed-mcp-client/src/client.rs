@@ -12,7 +12,10 @@ use tokio::sync::mpsc;
 use typed_mcp_core::PROTOCOL_VERSION;
 use typed_mcp_core::wire::{Prompt, Resource, ResourceTemplate, Tool, meta_keys, methods};
 
-use crate::era::{Because, Era, LEGACY_OFFERED, LEGACY_VERSIONS, LegacySession, Spoken, legacy_sign, sends_version_header, supported_versions};
+use crate::era::{
+    Because, Era, LEGACY_OFFERED, LEGACY_VERSIONS, LegacySession, Spoken, legacy_sign,
+    sends_version_header, supported_versions,
+};
 use crate::error::{CallError, ClientError};
 use crate::headers::{header_value, invalid_header_annotation, param_headers};
 use crate::responder::Responder;
@@ -281,7 +284,10 @@ impl Shared {
         let state = self.state();
         match &state.spoken {
             Spoken::Modern { .. } => {
-                headers.push(("MCP-Protocol-Version".to_owned(), PROTOCOL_VERSION.to_owned()));
+                headers.push((
+                    "MCP-Protocol-Version".to_owned(),
+                    PROTOCOL_VERSION.to_owned(),
+                ));
                 headers.push(("Mcp-Method".to_owned(), method.to_owned()));
                 let name = match method {
                     methods::TOOLS_CALL | methods::PROMPTS_GET => params.get("name"),
@@ -315,7 +321,10 @@ impl Shared {
                 let headers = self.era_headers(method, &Map::new());
                 // A response carries no method: it needs no Mcp-Method.
                 let headers: Vec<_> = if method.is_empty() {
-                    headers.into_iter().filter(|(n, _)| n != "Mcp-Method").collect()
+                    headers
+                        .into_iter()
+                        .filter(|(n, _)| n != "Mcp-Method")
+                        .collect()
                 } else {
                     headers
                 };
@@ -398,7 +407,9 @@ impl Drop for InFlight {
             "requestId": self.id, "reason": "the client stopped waiting"
         }});
         runtime.spawn(async move {
-            let _ = shared.send_message(&cancel, "notifications/cancelled").await;
+            let _ = shared
+                .send_message(&cancel, "notifications/cancelled")
+                .await;
         });
     }
 }
@@ -494,13 +505,19 @@ impl Client {
 
     /// Talks to a server over any byte streams: `reader` is what the server
     /// writes, `writer` what it reads (one JSON-RPC message per line).
-    pub async fn stdio_pair<R, W>(reader: R, writer: W, options: Options) -> Result<Client, ClientError>
+    pub async fn stdio_pair<R, W>(
+        reader: R,
+        writer: W,
+        options: Options,
+    ) -> Result<Client, ClientError>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         connect_with(options, |limits, requests, sink| {
-            Ok(Wire::Stdio(StdioWire::pair(reader, writer, limits, requests, sink)))
+            Ok(Wire::Stdio(StdioWire::pair(
+                reader, writer, limits, requests, sink,
+            )))
         })
         .await
     }
@@ -512,8 +529,14 @@ impl Client {
         let headers = options.headers.clone();
         let bearer = options.bearer.clone();
         connect_with(options, |limits, requests, _sink| {
-            crate::transport::http::HttpWire::new(url, &headers, bearer.as_deref(), limits, requests)
-                .map(Wire::Http)
+            crate::transport::http::HttpWire::new(
+                url,
+                &headers,
+                bearer.as_deref(),
+                limits,
+                requests,
+            )
+            .map(Wire::Http)
         })
         .await
     }
@@ -522,11 +545,14 @@ impl Client {
     /// real JSON-RPC messages through the server's
     /// [`Connection`](typed_mcp::transport::Connection), no transport between.
     #[cfg(feature = "in-process")]
-    pub async fn in_process(server: typed_mcp::Server, options: Options) -> Result<Client, ClientError> {
+    pub async fn in_process(
+        server: typed_mcp::Server,
+        options: Options,
+    ) -> Result<Client, ClientError> {
         connect_with(options, |limits, requests, sink| {
-            Ok(Wire::InProcess(crate::transport::in_process::InProcessWire::new(
-                server, limits, requests, sink,
-            )))
+            Ok(Wire::InProcess(
+                crate::transport::in_process::InProcessWire::new(server, limits, requests, sink),
+            ))
         })
         .await
     }
@@ -563,7 +589,10 @@ impl Client {
     async fn initialize(&self, because: Because) -> Result<(), ClientError> {
         let mut params = Map::new();
         params.insert("protocolVersion".into(), json!(LEGACY_OFFERED));
-        params.insert("capabilities".into(), self.shared.options.responder.capabilities());
+        params.insert(
+            "capabilities".into(),
+            self.shared.options.responder.capabilities(),
+        );
         params.insert("clientInfo".into(), self.shared.options.client_info.clone());
         // Sent as a dated request: no envelope, the headers of no session yet.
         let (initialized, session_id) = self
@@ -630,7 +659,10 @@ impl Client {
             meta_keys::CLIENT_CAPABILITIES.into(),
             self.shared.options.responder.capabilities(),
         );
-        meta.insert(meta_keys::CLIENT_INFO.into(), self.shared.options.client_info.clone());
+        meta.insert(
+            meta_keys::CLIENT_INFO.into(),
+            self.shared.options.client_info.clone(),
+        );
         meta
     }
 
@@ -642,7 +674,11 @@ impl Client {
     /// Sends one request and returns its `result`, or the error it got. The
     /// era's envelope and headers are added; `input_required` results are
     /// returned as they are (see [`request_resolved`](Self::request_resolved)).
-    pub async fn request(&self, method: &str, params: Map<String, Value>) -> Result<Value, ClientError> {
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, ClientError> {
         self.request_with(method, params, Vec::new()).await
     }
 
@@ -722,14 +758,18 @@ impl Client {
         let modern = !self.shared.state().spoken.is_legacy();
         let mut headers = self.shared.era_headers(method, &params);
         headers.extend(extra_headers);
-        match self.round_trip(method, params.clone(), headers.clone(), modern).await {
+        match self
+            .round_trip(method, params.clone(), headers.clone(), modern)
+            .await
+        {
             // A server that refused our version but speaks it after all (a
             // version negotiation of its own): one retry, as it asks.
-            Err(ClientError::Rpc { code: -32022, data, .. })
-                if modern
-                    && supported_versions(data.as_deref())
-                        .iter()
-                        .any(|v| v == PROTOCOL_VERSION) =>
+            Err(ClientError::Rpc {
+                code: -32022, data, ..
+            }) if modern
+                && supported_versions(data.as_deref())
+                    .iter()
+                    .any(|v| v == PROTOCOL_VERSION) =>
             {
                 Ok(self.round_trip(method, params, headers, modern).await?.0)
             }
@@ -749,7 +789,10 @@ impl Client {
         let shared = &self.shared;
         let number = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let id = json!(number);
-        let token = shared.options.progress.then(|| format!("typed-mcp-client-{number}"));
+        let token = shared
+            .options
+            .progress
+            .then(|| format!("typed-mcp-client-{number}"));
         let mut meta = if modern { self.envelope() } else { Map::new() };
         if modern {
             if let Some(level) = &shared.options.log_level {
@@ -800,32 +843,35 @@ impl Client {
                     Some(Err(e)) => return Err(e),
                     None => {
                         return Err(ClientError::NotMcp {
-                            what: format!("{method}: the server ended the exchange without an answer"),
+                            what: format!(
+                                "{method}: the server ended the exchange without an answer"
+                            ),
                             stderr: shared.stderr(),
                         });
                     }
                 }
             }
         };
-        let (response, session_id) = match tokio::time::timeout(shared.options.timeout, exchange).await {
-            Ok(Ok(answer)) => {
-                in_flight.done();
-                answer
-            }
-            Ok(Err(e)) => {
-                // No answer will come: nothing to cancel.
-                in_flight.done();
-                return Err(self.refused(e));
-            }
-            Err(_) => {
-                drop(in_flight); // cancels the request on the server
-                return Err(ClientError::Timeout {
-                    method: method.to_owned(),
-                    seconds: shared.options.timeout.as_secs_f64(),
-                    stderr: shared.stderr(),
-                });
-            }
-        };
+        let (response, session_id) =
+            match tokio::time::timeout(shared.options.timeout, exchange).await {
+                Ok(Ok(answer)) => {
+                    in_flight.done();
+                    answer
+                }
+                Ok(Err(e)) => {
+                    // No answer will come: nothing to cancel.
+                    in_flight.done();
+                    return Err(self.refused(e));
+                }
+                Err(_) => {
+                    drop(in_flight); // cancels the request on the server
+                    return Err(ClientError::Timeout {
+                        method: method.to_owned(),
+                        seconds: shared.options.timeout.as_secs_f64(),
+                        stderr: shared.stderr(),
+                    });
+                }
+            };
         if let Some(error) = response.get("error") {
             return Err(self.refused(ClientError::Rpc {
                 method: method.to_owned(),
@@ -957,7 +1003,9 @@ impl Client {
         let items = match page.get(field) {
             Some(Value::Array(list)) => list.clone(),
             _ => {
-                return Err(self.not_mcp(format!("{method}: the result has no {field:?} array: {page}")));
+                return Err(self.not_mcp(format!(
+                    "{method}: the result has no {field:?} array: {page}"
+                )));
             }
         };
         let next = match page.get("nextCursor") {
@@ -1082,7 +1130,8 @@ impl Client {
     pub async fn read_resource(&self, uri: &str) -> Result<Value, ClientError> {
         let mut params = Map::new();
         params.insert("uri".into(), Value::String(uri.to_owned()));
-        self.resolve(methods::RESOURCES_READ, params, Vec::new()).await
+        self.resolve(methods::RESOURCES_READ, params, Vec::new())
+            .await
     }
 
     /// `prompts/get`, with input asked for answered (MRTR).
@@ -1108,7 +1157,9 @@ impl Client {
         let result = self.request(methods::COMPLETE, params).await?;
         match result.get("completion") {
             Some(completion) if completion.is_object() => Ok(completion.clone()),
-            _ => Err(self.not_mcp(format!("completion/complete: the result has no completion object: {result}"))),
+            _ => Err(self.not_mcp(format!(
+                "completion/complete: the result has no completion object: {result}"
+            ))),
         }
     }
 
@@ -1194,13 +1245,21 @@ impl Client {
                     return Ok(());
                 };
                 let headers = self.shared.era_headers("", &Map::new());
-                let headers: Vec<_> = headers.into_iter().filter(|(n, _)| n != "Mcp-Method").collect();
+                let headers: Vec<_> = headers
+                    .into_iter()
+                    .filter(|(n, _)| n != "Mcp-Method")
+                    .collect();
                 let ending = |why: String| ClientError::Io(format!("ending session {id}: {why}"));
-                return match tokio::time::timeout(self.shared.options.timeout, w.delete(&headers)).await {
+                return match tokio::time::timeout(self.shared.options.timeout, w.delete(&headers))
+                    .await
+                {
                     Ok(Ok(status))
                         if status.is_success()
                             || status == http::StatusCode::METHOD_NOT_ALLOWED
-                            || status == http::StatusCode::NOT_FOUND => Ok(()),
+                            || status == http::StatusCode::NOT_FOUND =>
+                    {
+                        Ok(())
+                    }
                     Ok(Ok(status)) => Err(ending(format!("the server answered HTTP {status}"))),
                     Ok(Err(e)) => Err(ending(e.to_string())),
                     Err(_) => Err(ending("no answer in time".into())),
@@ -1217,17 +1276,23 @@ impl Client {
 fn usable_tools(tools: Vec<Value>) -> Vec<Value> {
     tools
         .into_iter()
-        .filter(|tool| match invalid_header_annotation(&tool["inputSchema"]) {
-            None => true,
-            Some(why) => {
-                tracing::warn!(tool = %tool["name"], "tool left out: {why}");
-                false
-            }
-        })
+        .filter(
+            |tool| match invalid_header_annotation(&tool["inputSchema"]) {
+                None => true,
+                Some(why) => {
+                    tracing::warn!(tool = %tool["name"], "tool left out: {why}");
+                    false
+                }
+            },
+        )
         .collect()
 }
 
-fn decode_all<T: DeserializeOwned>(items: &[Value], kind: &str, client: &Client) -> Result<Vec<T>, ClientError> {
+fn decode_all<T: DeserializeOwned>(
+    items: &[Value],
+    kind: &str,
+    client: &Client,
+) -> Result<Vec<T>, ClientError> {
     items
         .iter()
         .map(|item| {
@@ -1241,7 +1306,10 @@ fn decode_all<T: DeserializeOwned>(items: &[Value], kind: &str, client: &Client)
 }
 
 /// Decodes a `CallToolResult` into `Out` (see [`Client::call`]).
-pub(crate) fn decode_call<Out: DeserializeOwned>(name: &str, result: &Value) -> Result<Out, CallError> {
+pub(crate) fn decode_call<Out: DeserializeOwned>(
+    name: &str,
+    result: &Value,
+) -> Result<Out, CallError> {
     let texts: Vec<&str> = result
         .get("content")
         .and_then(Value::as_array)
@@ -1261,7 +1329,18 @@ pub(crate) fn decode_call<Out: DeserializeOwned>(name: &str, result: &Value) -> 
         });
     }
     let decoded = match result.get("structuredContent") {
-        Some(structured) => serde_json::from_value(structured.clone()).map_err(|e| (e, structured.to_string())),
+        Some(structured) => serde_json::from_value(structured.clone())
+            .or_else(|e| match structured.as_object() {
+                // A value whose JSON is not an object travels wrapped as
+                // `{"result": value}` (typed-mcp's form, as the output
+                // schema of such a tool says).
+                Some(wrapped) if wrapped.len() == 1 => match wrapped.get("result") {
+                    Some(inner) => serde_json::from_value(inner.clone()),
+                    None => Err(e),
+                },
+                _ => Err(e),
+            })
+            .map_err(|e| (e, structured.to_string())),
         None => match texts.as_slice() {
             [text] => serde_json::from_str(text)
                 .or_else(|_| serde_json::from_value(Value::String((*text).to_owned())))

@@ -88,7 +88,9 @@ fn check_annotations(schema: &Value, seen: &mut HashSet<String>) -> Option<Strin
                 ));
             }
             let primitive = match prop.get("type") {
-                Some(Value::String(t)) => matches!(t.as_str(), "string" | "number" | "integer" | "boolean"),
+                Some(Value::String(t)) => {
+                    matches!(t.as_str(), "string" | "number" | "integer" | "boolean")
+                }
                 // A type list or none: the annotation cannot be sure to carry a primitive.
                 _ => false,
             };
@@ -96,7 +98,8 @@ fn check_annotations(schema: &Value, seen: &mut HashSet<String>) -> Option<Strin
                 return Some(format!(
                     "property {key:?}: x-mcp-header {name:?} is on a property of type {}; only \
                      string, number, integer and boolean can be mirrored",
-                    prop.get("type").map_or_else(|| "(none)".to_owned(), Value::to_string)
+                    prop.get("type")
+                        .map_or_else(|| "(none)".to_owned(), Value::to_string)
                 ));
             }
         }
@@ -165,13 +168,34 @@ mod tests {
         );
         for (prop, says) in [
             (json!({"type": "string", "x-mcp-header": ""}), "is empty"),
-            (json!({"type": "object", "x-mcp-header": "Data"}), "of type \"object\""),
-            (json!({"type": "array", "x-mcp-header": "Items"}), "of type \"array\""),
-            (json!({"type": "null", "x-mcp-header": "Nil"}), "of type \"null\""),
-            (json!({"type": "string", "x-mcp-header": "My Region"}), "contains ' '"),
-            (json!({"type": "string", "x-mcp-header": "Region:1"}), "contains ':'"),
-            (json!({"type": "string", "x-mcp-header": "Région"}), "contains 'é'"),
-            (json!({"type": "string", "x-mcp-header": "Region\t1"}), "contains '\\t'"),
+            (
+                json!({"type": "object", "x-mcp-header": "Data"}),
+                "of type \"object\"",
+            ),
+            (
+                json!({"type": "array", "x-mcp-header": "Items"}),
+                "of type \"array\"",
+            ),
+            (
+                json!({"type": "null", "x-mcp-header": "Nil"}),
+                "of type \"null\"",
+            ),
+            (
+                json!({"type": "string", "x-mcp-header": "My Region"}),
+                "contains ' '",
+            ),
+            (
+                json!({"type": "string", "x-mcp-header": "Region:1"}),
+                "contains ':'",
+            ),
+            (
+                json!({"type": "string", "x-mcp-header": "Région"}),
+                "contains 'é'",
+            ),
+            (
+                json!({"type": "string", "x-mcp-header": "Region\t1"}),
+                "contains '\\t'",
+            ),
         ] {
             let why = invalid_header_annotation(&one(prop.clone())).unwrap_or_default();
             assert!(why.contains(says), "{prop}: {why}");

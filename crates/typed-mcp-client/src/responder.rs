@@ -15,9 +15,11 @@ use typed_mcp_core::wire::{
 /// A boxed future, as the answering functions return.
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
-type ElicitFn = dyn Fn(ElicitRequestParams) -> BoxFuture<Result<ElicitResult, String>> + Send + Sync;
-type SampleFn =
-    dyn Fn(CreateMessageRequestParams) -> BoxFuture<Result<CreateMessageResult, String>> + Send + Sync;
+type ElicitFn =
+    dyn Fn(ElicitRequestParams) -> BoxFuture<Result<ElicitResult, String>> + Send + Sync;
+type SampleFn = dyn Fn(CreateMessageRequestParams) -> BoxFuture<Result<CreateMessageResult, String>>
+    + Send
+    + Sync;
 
 /// What the client answers when a server asks for input. Each kind it can
 /// answer is declared in the client's capabilities (on every 2026-07-28

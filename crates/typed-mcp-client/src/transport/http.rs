@@ -43,7 +43,9 @@ pub(crate) struct HttpWire {
 impl std::fmt::Debug for HttpWire {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Headers are left out: they may carry a bearer token.
-        f.debug_struct("HttpWire").field("url", &self.url).finish_non_exhaustive()
+        f.debug_struct("HttpWire")
+            .field("url", &self.url)
+            .finish_non_exhaustive()
     }
 }
 
@@ -76,13 +78,17 @@ impl HttpWire {
         for (name, value) in headers {
             let name = HeaderName::from_bytes(name.as_bytes())
                 .map_err(|e| ClientError::Usage(format!("header name {name:?}: {e}")))?;
-            let value = HeaderValue::from_str(value)
-                .map_err(|_| ClientError::Usage(format!("the value of header {name} is not a valid header value")))?;
+            let value = HeaderValue::from_str(value).map_err(|_| {
+                ClientError::Usage(format!(
+                    "the value of header {name} is not a valid header value"
+                ))
+            })?;
             fixed.push((name, value));
         }
         if let Some(token) = bearer {
-            let mut value = HeaderValue::from_str(&format!("Bearer {token}"))
-                .map_err(|_| ClientError::Usage("the bearer token is not a valid header value".into()))?;
+            let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+                ClientError::Usage("the bearer token is not a valid header value".into())
+            })?;
             value.set_sensitive(true);
             fixed.push((AUTHORIZATION, value));
         }
@@ -104,7 +110,9 @@ impl HttpWire {
         body: Vec<u8>,
         headers: &[(String, String)],
     ) -> Result<Response<Body>, ClientError> {
-        let mut request = Request::builder().method(method.clone()).uri(self.uri.clone());
+        let mut request = Request::builder()
+            .method(method.clone())
+            .uri(self.uri.clone());
         if method == Method::POST {
             request = request
                 .header(CONTENT_TYPE, "application/json")
@@ -203,7 +211,10 @@ impl HttpWire {
                     snippet(&String::from_utf8_lossy(&bytes))
                 ),
             };
-            return Err(refused(status, format!("{}: HTTP {status} with {said}", self.url)));
+            return Err(refused(
+                status,
+                format!("{}: HTTP {status} with {said}", self.url),
+            ));
         }
         // Inside a session a 404 means the session is gone, which the client
         // words; the path is not in doubt.
@@ -220,7 +231,10 @@ impl HttpWire {
                 snippet(&String::from_utf8_lossy(&bytes))
             )
         } else {
-            format!("{content_type}: {}", snippet(&String::from_utf8_lossy(&bytes)))
+            format!(
+                "{content_type}: {}",
+                snippet(&String::from_utf8_lossy(&bytes))
+            )
         };
         Err(refused(
             status,
@@ -232,9 +246,15 @@ impl HttpWire {
     }
 
     async fn collect(&self, body: Body) -> Result<Bytes, ClientError> {
-        match Limited::new(body, self.limits.max_message_bytes).collect().await {
+        match Limited::new(body, self.limits.max_message_bytes)
+            .collect()
+            .await
+        {
             Ok(collected) => Ok(collected.to_bytes()),
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+            Err(e)
+                if e.downcast_ref::<http_body_util::LengthLimitError>()
+                    .is_some() =>
+            {
                 Err(ClientError::Limit {
                     what: format!(
                         "{}: the server sent a body of more than {} bytes; this client accepts \
@@ -244,7 +264,10 @@ impl HttpWire {
                     stderr: String::new(),
                 })
             }
-            Err(e) => Err(ClientError::Io(format!("reading the answer from {}: {e}", self.url))),
+            Err(e) => Err(ClientError::Io(format!(
+                "reading the answer from {}: {e}",
+                self.url
+            ))),
         }
     }
 
@@ -272,7 +295,10 @@ impl HttpWire {
                 if bytes.is_empty() {
                     "an empty body".to_owned()
                 } else {
-                    format!("{content_type}: {}", snippet(&String::from_utf8_lossy(&bytes)))
+                    format!(
+                        "{content_type}: {}",
+                        snippet(&String::from_utf8_lossy(&bytes))
+                    )
                 }
             ),
         ))
@@ -280,7 +306,10 @@ impl HttpWire {
 
     /// Sends a DELETE with these headers (the end of a legacy session) and
     /// returns the status.
-    pub(crate) async fn delete(&self, headers: &[(String, String)]) -> Result<StatusCode, ClientError> {
+    pub(crate) async fn delete(
+        &self,
+        headers: &[(String, String)],
+    ) -> Result<StatusCode, ClientError> {
         let response = self.send(Method::DELETE, Vec::new(), headers).await?;
         Ok(response.status())
     }
@@ -332,7 +361,9 @@ async fn read_events(
         let Some(frame) = frame else {
             let _ = tx
                 .send(Err(ClientError::NotMcp {
-                    what: format!("{url}: the event stream ended without an answer to request {id}"),
+                    what: format!(
+                        "{url}: the event stream ended without an answer to request {id}"
+                    ),
                     stderr: String::new(),
                 }))
                 .await;
@@ -345,7 +376,9 @@ async fn read_events(
             },
             Err(e) => {
                 let _ = tx
-                    .send(Err(ClientError::Io(format!("reading the event stream from {url}: {e}"))))
+                    .send(Err(ClientError::Io(format!(
+                        "reading the event stream from {url}: {e}"
+                    ))))
                     .await;
                 return;
             }
@@ -467,7 +500,9 @@ mod tests {
                 .unwrap_or_default()
                 .is_empty()
         );
-        let events = parser.push(b":1}\r\n\r\ndata: x\ndata:y\n\n").unwrap_or_default();
+        let events = parser
+            .push(b":1}\r\n\r\ndata: x\ndata:y\n\n")
+            .unwrap_or_default();
         assert_eq!(events, vec![b"{\"a\":1}".to_vec(), b"x\ny".to_vec()]);
     }
 

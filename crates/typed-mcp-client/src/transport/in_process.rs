@@ -45,19 +45,31 @@ impl InProcessWire {
     /// Hands one request to the server; its messages arrive on the exchange.
     pub(crate) async fn open(&self, out: Outgoing<'_>) -> Result<Exchange, ClientError> {
         let (outbox, inbox) = Outbox::channel();
-        let accepted = self.connection.accept(&out.body, Inbound::default(), &outbox).await;
+        let accepted = self
+            .connection
+            .accept(&out.body, Inbound::default(), &outbox)
+            .await;
         if matches!(accepted, typed_mcp::transport::Accepted::Initialized { .. }) {
             // The session's own messages (resource updates) go to the
             // notification callback.
             let (stream, updates) = Outbox::channel();
             if self.connection.attach_server_stream(stream) {
-                tokio::spawn(forward_updates(updates, self.limits, self.notifications.clone()));
+                tokio::spawn(forward_updates(
+                    updates,
+                    self.limits,
+                    self.notifications.clone(),
+                ));
             }
         }
         // Only the server's clones remain: the inbox ends when they do.
         drop(outbox);
         let (tx, rx) = mpsc::channel(PER_REQUEST_BACKLOG);
-        tokio::spawn(forward(inbox, tx, self.limits, self.server_requests.clone()));
+        tokio::spawn(forward(
+            inbox,
+            tx,
+            self.limits,
+            self.server_requests.clone(),
+        ));
         Ok(Exchange {
             incoming: rx,
             session_id: None,
@@ -67,7 +79,9 @@ impl InProcessWire {
     /// Hands a notification or a response to the server.
     pub(crate) async fn send(&self, body: &[u8]) -> Result<(), ClientError> {
         let (outbox, _inbox) = Outbox::channel();
-        self.connection.accept(body, Inbound::default(), &outbox).await;
+        self.connection
+            .accept(body, Inbound::default(), &outbox)
+            .await;
         Ok(())
     }
 

@@ -56,7 +56,11 @@ pub(crate) struct Limits {
 
 impl Limits {
     /// Checks and parses one message the server sent.
-    pub(crate) fn parse(&self, bytes: &[u8], stderr: impl Fn() -> String) -> Result<Value, ClientError> {
+    pub(crate) fn parse(
+        &self,
+        bytes: &[u8],
+        stderr: impl Fn() -> String,
+    ) -> Result<Value, ClientError> {
         if bytes.len() > self.max_message_bytes {
             return Err(ClientError::Limit {
                 what: format!(

@@ -14,12 +14,18 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader};
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite,
+    AsyncWriteExt as _, BufReader,
+};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 use typed_mcp_core::wire::meta_keys;
 
-use super::{Exchange, Limits, Outgoing, PER_REQUEST_BACKLOG, ServerRequests, id_key, is_response, is_server_request};
+use super::{
+    Exchange, Limits, Outgoing, PER_REQUEST_BACKLOG, ServerRequests, id_key, is_response,
+    is_server_request,
+};
 use crate::client::NotificationSink;
 use crate::error::{ClientError, snippet};
 
@@ -30,8 +36,21 @@ const STDERR_KEPT: usize = 16 * 1024;
 /// program needs to be found and to run (its search path, home, locale,
 /// temporary directory), and nothing else — no tokens or keys of the parent.
 pub const INHERITED_ENV: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP",
-    "SYSTEMROOT", "WINDIR", "PATHEXT", "COMSPEC",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+    "SYSTEMROOT",
+    "WINDIR",
+    "PATHEXT",
+    "COMSPEC",
 ];
 
 /// A server program to start and talk to over its stdin and stdout.
@@ -304,7 +323,10 @@ impl StdioWire {
 
     /// What the server wrote to stderr so far (its end).
     pub(crate) fn stderr(&self) -> String {
-        self.stderr.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Sends a request; its messages arrive on the exchange.
@@ -317,7 +339,9 @@ impl StdioWire {
             if let Some(death) = &routes.dead {
                 return Err(death.error(out.method, self.stderr()));
             }
-            routes.pending.insert(key.clone(), (out.method.to_owned(), tx));
+            routes
+                .pending
+                .insert(key.clone(), (out.method.to_owned(), tx));
             if let Some(token) = out.progress_token {
                 routes.tokens.insert(token.to_owned(), key.clone());
             }
@@ -353,7 +377,10 @@ impl StdioWire {
     async fn write(&self, body: &[u8]) -> io::Result<()> {
         let mut writer = self.writer.lock().await;
         let Some(writer) = writer.as_mut() else {
-            return Err(io::Error::new(io::ErrorKind::BrokenPipe, "the server's stdin is closed"));
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "the server's stdin is closed",
+            ));
         };
         let mut line = Vec::with_capacity(body.len() + 1);
         line.extend_from_slice(body);
