@@ -115,9 +115,10 @@ pub fn words(error: &ClientError) -> String {
             words(inner)
         ),
         // The CLI connects anew on each run.
-        ClientError::Http { status: 404, .. } => error
-            .to_string()
-            .replace("(it expired or was ended); connect again", "(it expired or was ended); run the command again"),
+        ClientError::Http { status: 404, .. } => error.to_string().replace(
+            "(it expired or was ended); connect again",
+            "(it expired or was ended); run the command again",
+        ),
         other => other.to_string(),
     }
 }
