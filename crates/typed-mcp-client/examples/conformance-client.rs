@@ -28,7 +28,7 @@ async fn main() {
 
 async fn run() -> Result<(), String> {
     let url = std::env::args()
-        .last()
+        .next_back()
         .filter(|a| a.starts_with("http"))
         .ok_or("expected the server's URL as the last argument")?;
     let scenario = std::env::var("MCP_CONFORMANCE_SCENARIO").unwrap_or_default();

@@ -311,6 +311,8 @@ impl Shared {
     }
 
     /// Sends one notification or response (legacy: the session's headers).
+    // `what` names the message in an HTTP refusal.
+    #[cfg_attr(not(feature = "http"), allow(unused_variables))]
     async fn send_message(&self, message: &Value, what: &str) -> Result<(), ClientError> {
         let bytes = serde_json::to_vec(message).expect("a Value serializes");
         match &self.wire {
@@ -383,6 +385,8 @@ impl InFlight {
     }
 
     fn forget(&self) {
+        // With the stdio transport alone built, every wire is stdio.
+        #[allow(irrefutable_let_patterns)]
         if let Wire::Stdio(w) = &self.shared.wire {
             w.forget(&self.id, self.token.as_deref());
         }

@@ -34,6 +34,7 @@ pub(crate) struct Outgoing<'a> {
     /// The JSON-RPC message.
     pub body: Vec<u8>,
     /// HTTP headers of the era.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub headers: &'a [(String, String)],
     /// The request's progress token, so that stdio can route its progress.
     pub progress_token: Option<&'a str>,
