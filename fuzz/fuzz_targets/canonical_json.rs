@@ -15,8 +15,11 @@ use typed_mcp_core::digest::{Digest, canonical_json};
 fn respell(value: &Value) -> Value {
     match value {
         Value::Object(map) => {
-            let members: Map<String, Value> =
-                map.iter().rev().map(|(k, v)| (k.clone(), respell(v))).collect();
+            let members: Map<String, Value> = map
+                .iter()
+                .rev()
+                .map(|(k, v)| (k.clone(), respell(v)))
+                .collect();
             Value::Object(members)
         }
         Value::Array(items) => Value::Array(items.iter().map(respell).collect()),
@@ -35,11 +38,19 @@ fuzz_target!(|data: &[u8]| {
     let canonical = canonical_json(&value);
     let reparsed: Value = serde_json::from_str(&canonical)
         .unwrap_or_else(|e| panic!("the canonical form {canonical:?} is not JSON: {e}"));
-    assert_eq!(canonical_json(&reparsed), canonical, "canonical form is a fixed point");
+    assert_eq!(
+        canonical_json(&reparsed),
+        canonical,
+        "canonical form is a fixed point"
+    );
     assert_eq!(Digest::of_json(&reparsed), Digest::of_json(&value));
 
     let respelled = respell(&value);
-    assert_eq!(canonical_json(&respelled), canonical, "equal values, one canonical form");
+    assert_eq!(
+        canonical_json(&respelled),
+        canonical,
+        "equal values, one canonical form"
+    );
     assert_eq!(Digest::of_json(&respelled), Digest::of_json(&value));
     let digest = Digest::of_json(&value);
     assert_eq!(digest.to_string().parse::<Digest>().ok(), Some(digest));

@@ -37,7 +37,12 @@ impl Binding {
             .next()
             .and_then(|a| serde_json::from_str::<Map<String, Value>>(a).ok());
         let principal = fields.next().map(str::to_owned);
-        Binding { method, target, arguments, principal }
+        Binding {
+            method,
+            target,
+            arguments,
+            principal,
+        }
     }
 
     fn state_binding(&self) -> StateBinding<'_> {
@@ -87,8 +92,14 @@ fuzz_target!(|data: &[u8]| {
     );
     // Only the second key opens too (rotation); a key set without either does not.
     let rotated = StateKeys::from_secrets(&[[1; 32], [7; 32]]);
-    assert_eq!(rotated.open(&token, &da, now).as_deref(), Ok(state.as_str()));
-    assert_eq!(StateKeys::from_secrets(&[[9; 32]]).open(&token, &da, now), Err(StateError::Invalid));
+    assert_eq!(
+        rotated.open(&token, &da, now).as_deref(),
+        Ok(state.as_str())
+    );
+    assert_eq!(
+        StateKeys::from_secrets(&[[9; 32]]).open(&token, &da, now),
+        Err(StateError::Invalid)
+    );
 
     if a.same(&b) {
         assert_eq!(keys.open(&token, &db, now).as_deref(), Ok(state.as_str()));

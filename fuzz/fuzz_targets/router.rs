@@ -144,14 +144,22 @@ struct Reading {
 }
 
 fn read(message: &[u8], limits: Limits) -> Reading {
-    let none = Reading { object: None, id: None, id_uncertain: false };
-    if message.len() > limits.max_message_bytes || depth_exceeds(message, limits.max_depth).is_some() {
+    let none = Reading {
+        object: None,
+        id: None,
+        id_uncertain: false,
+    };
+    if message.len() > limits.max_message_bytes
+        || depth_exceeds(message, limits.max_depth).is_some()
+    {
         return none;
     }
     let parse = |bytes: &[u8]| {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         de.disable_recursion_limit();
-        Value::deserialize(&mut de).and_then(|v| de.end().map(|()| v)).ok()
+        Value::deserialize(&mut de)
+            .and_then(|v| de.end().map(|()| v))
+            .ok()
     };
     let value = parse(message);
     if value.as_ref().is_some_and(|v| !v.is_object()) {
@@ -165,27 +173,38 @@ fn read(message: &[u8], limits: Limits) -> Reading {
     if names.windows(2).any(|w| w[0] == w[1]) {
         return none;
     }
-    let id = members.iter().find(|(k, _)| k == "id").and_then(|(_, raw)| {
-        let text = raw.get();
-        let digits = text.strip_prefix('-').unwrap_or(text);
-        let integer = !digits.is_empty()
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && (digits == "0" || !digits.starts_with('0'));
-        match serde_json::from_str::<Value>(text).ok()? {
-            v @ Value::String(_) => Some(v),
-            v @ Value::Number(_) if integer => Some(v),
-            _ => None,
-        }
-    });
+    let id = members
+        .iter()
+        .find(|(k, _)| k == "id")
+        .and_then(|(_, raw)| {
+            let text = raw.get();
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            let integer = !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && (digits == "0" || !digits.starts_with('0'));
+            match serde_json::from_str::<Value>(text).ok()? {
+                v @ Value::String(_) => Some(v),
+                v @ Value::Number(_) if integer => Some(v),
+                _ => None,
+            }
+        });
     let id_uncertain = value.is_none();
-    Reading { object: value, id, id_uncertain }
+    Reading {
+        object: value,
+        id,
+        id_uncertain,
+    }
 }
 
 /// The echoed id is the request's (or absent, where the reading is uncertain).
 fn check_id(body: &Value, reading: &Reading) {
     let echoed = body.get("id");
     let ok = echoed == reading.id.as_ref() || (reading.id_uncertain && echoed.is_none());
-    assert!(ok, "the echoed id {echoed:?}, the request's {:?}: {body:?}", reading.id);
+    assert!(
+        ok,
+        "the echoed id {echoed:?}, the request's {:?}: {body:?}",
+        reading.id
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -193,7 +212,10 @@ fuzz_target!(|data: &[u8]| {
         Some(rest) => {
             let end = rest.iter().position(|b| *b == b'\n').unwrap_or(rest.len());
             let version = String::from_utf8_lossy(&rest[..end]).into_owned();
-            (Some(SessionFacts::stateless(version)), &rest[(end + 1).min(rest.len())..])
+            (
+                Some(SessionFacts::stateless(version)),
+                &rest[(end + 1).min(rest.len())..],
+            )
         }
         None => (None, data),
     };
@@ -214,7 +236,9 @@ fuzz_target!(|data: &[u8]| {
         };
     let router = router();
     let facts = RouteContext {
-        headers: headers.as_ref().map(|h| h as &dyn typed_mcp_core::router::Headers),
+        headers: headers
+            .as_ref()
+            .map(|h| h as &dyn typed_mcp_core::router::Headers),
         lists: None,
         session: session.as_ref(),
     };
@@ -231,13 +255,19 @@ fuzz_target!(|data: &[u8]| {
             );
             if let Some(error) = body.get("error") {
                 assert!(error["code"].is_i64(), "error.code is an integer: {body:?}");
-                assert!(error["message"].is_string(), "error.message is a string: {body:?}");
+                assert!(
+                    error["message"].is_string(),
+                    "error.message is a string: {body:?}"
+                );
             }
             check_id(&Value::Object(body.clone()), &reading);
         }
         Decision::Invoke(call) => {
             if let Some(object) = &reading.object {
-                assert!(object["method"].is_string(), "Invoke only with a string method");
+                assert!(
+                    object["method"].is_string(),
+                    "Invoke only with a string method"
+                );
             } else {
                 assert!(reading.id_uncertain, "Invoke only for a JSON object");
             }

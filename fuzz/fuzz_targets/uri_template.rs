@@ -21,7 +21,10 @@ fn parts(source: &str) -> Vec<Result<&str, &str>> {
         if open > 0 {
             out.push(Ok(&rest[..open]));
         }
-        let close = open + rest[open..].find('}').expect("a parsed template closes every {");
+        let close = open
+            + rest[open..]
+                .find('}')
+                .expect("a parsed template closes every {");
         let name = &rest[open + 1..close];
         out.push(Err(name.strip_prefix('+').unwrap_or(name)));
         rest = &rest[close + 1..];

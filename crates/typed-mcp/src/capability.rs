@@ -587,6 +587,13 @@ impl HostPattern {
     /// Parses a pattern (see [`HostPattern`]).
     pub fn parse(text: &str) -> Result<HostPattern, String> {
         let bad = |why: &str| format!("{text:?} is not a host pattern: {why}");
+        if let Some((_, rest)) = text.split_once("://") {
+            // A URL pasted where a host belongs: name the host it holds.
+            let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+            return Err(bad(&format!(
+                "expected a host, `host:port` or `*.suffix`, not a URL (write {host:?})"
+            )));
+        }
         let (host, port) = if let Some(rest) = text.strip_prefix('[') {
             let (ip, after) = rest
                 .split_once(']')
@@ -1030,9 +1037,15 @@ mod tests {
             "h:65536",
             "h:",
             "*.*.x",
+            "https://api.example.com/v1",
         ] {
             assert!(HostPattern::parse(bad).is_err(), "{bad:?}");
         }
+        let url = HostPattern::parse("https://api.example.com:8443/v1").unwrap_err();
+        assert!(
+            url.contains("not a URL (write \"api.example.com:8443\")"),
+            "{url}"
+        );
     }
 
     #[test]

@@ -39,7 +39,7 @@ const MAX_ATTACHMENT_BYTES: u64 = 16 * 1024;
 
 /// The support desk: the ticket store, and where to announce changed tickets.
 pub(crate) struct Desk {
-    store: Store,
+    pub(crate) store: Store,
     /// Set once the server is built (the server owns the update channel).
     updates: OnceLock<ResourceUpdates>,
 }
@@ -69,6 +69,7 @@ impl Desk {
                 desk.close_ticket,
                 desk.attach_file,
                 desk.export_ticket,
+                desk.notify_webhook,
             ])
             .resources(resources![desk.ticket])
             .prompts(prompts![desk.triage])

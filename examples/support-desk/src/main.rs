@@ -14,7 +14,10 @@
 //! Attaching files and exporting tickets need `desk.files`, granted for one
 //! directory: `--allow desk.files=/srv/desk` (read-write) or
 //! `--allow desk.files=ro:/srv/desk` (attachments only); no path outside it is
-//! reachable through the tools. An entry that does not parse stops the server
+//! reachable through the tools. `notify_webhook` posts a ticket's summary to a
+//! webhook on a host granted with `desk.notify`: `--allow
+//! desk.notify=hooks.example.com` (or `*.example.com`, `host:port`, an IP
+//! literal); no other host is reached, redirects included. An entry that does not parse stops the server
 //! at startup, naming it. Opening tickets and commenting only add to the desk,
 //! and need no grant. `--rate-limit N`
 //! refuses a caller's calls beyond N per second (`-31002`, HTTP `503`), each
@@ -27,6 +30,7 @@
 
 mod desk;
 mod model;
+mod notify;
 mod rate_limit;
 mod store;
 
@@ -60,7 +64,7 @@ struct Cli {
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
 
-    /// Grant capabilities to every caller: names, comma-separated or repeated, each optionally narrowed to a scope (desk.write, desk.write=ticket:T-1003, desk.files=/srv/desk, desk.files=ro:/srv/desk).
+    /// Grant capabilities to every caller: names, comma-separated or repeated, each optionally narrowed to a scope (desk.write, desk.write=ticket:T-1003, desk.files=/srv/desk, desk.files=ro:/srv/desk, desk.notify=hooks.example.com).
     #[arg(
         long,
         value_name = "CAPS",
@@ -68,6 +72,10 @@ struct Cli {
         value_delimiter = ','
     )]
     allow: Vec<String>,
+
+    /// Resolve a host name to this address for notify_webhook, as curl's --resolve does (NAME=ADDR, repeatable); grants are still checked against the name.
+    #[arg(long, value_name = "NAME=ADDR")]
+    resolve: Vec<String>,
 
     /// Append one receipt per call (tools, reads and prompts) to this JSON Lines file.
     #[arg(long, value_name = "PATH")]
@@ -127,6 +135,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::open(&cli.db)
         .map_err(|e| format!("cannot open the database {}: {e}", cli.db.display()))?;
+    notify::pin_names(&cli.resolve)?;
     let desk = Arc::new(Desk::new(store));
     let mut server = desk.server().allow(&cli.allow);
     if let Some(path) = &cli.receipts {

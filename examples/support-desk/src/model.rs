@@ -178,6 +178,9 @@ pub(crate) enum DeskError {
     /// A file inside the granted directory could not be read or written.
     #[error("file error: {0}")]
     File(FsError),
+    /// A webhook on a granted host could not be notified (the reason says why).
+    #[error("the webhook was not notified: {0}")]
+    Webhook(String),
 }
 
 impl From<FsError> for DeskError {

@@ -30,9 +30,13 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     pub(crate) async fn next(&mut self) -> io::Result<Option<Frame>> {
         let mut line = Vec::new();
         let mut discarded: Option<usize> = None;
+        // Whether the last byte seen of the line is a `\r`: a discarded line's
+        // length excludes its `\r\n` ending as a kept line's does.
+        let mut ends_in_cr = false;
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
+                let discarded = discarded.map(|len| len - usize::from(ends_in_cr));
                 return Ok(
                     (discarded.is_some() || !line.is_empty()).then(|| self.finish(line, discarded))
                 );
@@ -41,6 +45,9 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 Some(i) => (&available[..i], Some(i + 1)),
                 None => (available, None),
             };
+            if let Some(&last) = chunk.last() {
+                ends_in_cr = last == b'\r';
+            }
             // One byte beyond the limit is buffered: it may be the `\r` of a
             // `\r\n` ending, which does not count against the limit.
             match &mut discarded {
@@ -54,6 +61,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             let consumed = done.unwrap_or(chunk.len());
             self.reader.consume(consumed);
             if done.is_some() {
+                let discarded = discarded.map(|len| len - usize::from(ends_in_cr));
                 return Ok(Some(self.finish(line, discarded)));
             }
         }
@@ -123,7 +131,22 @@ mod tests {
         );
         assert_eq!(
             frames(b"0123456789A\r\n", 10).await,
-            vec![Frame::Oversized(12)]
+            vec![Frame::Oversized(11)]
+        );
+    }
+
+    /// Found by the `stdio_framing` fuzz target: a discarded line counted its
+    /// `\r` (the answer said 291 bytes for a 290-byte message).
+    #[tokio::test]
+    async fn an_oversized_line_is_measured_without_its_crlf_ending() {
+        for input in [&b"0123456789ABCDEF\r\nok\n"[..], b"0123456789ABCDEF\r"] {
+            let frames = frames(input, 10).await;
+            assert_eq!(frames[0], Frame::Oversized(16), "{input:?}");
+        }
+        // A `\r` inside the line counts; only the ending's is dropped.
+        assert_eq!(
+            frames(b"0123456789\rABCDE\n", 10).await,
+            vec![Frame::Oversized(16)]
         );
     }
 }

@@ -97,9 +97,10 @@ impl ArgumentValidator {
     /// path then keyword.
     pub(crate) fn decode<A: DeserializeOwned>(
         &self,
-        arguments: Value,
+        mut arguments: Value,
         checks: &[ArgumentCheck],
     ) -> Result<A, Vec<ArgumentProblem>> {
+        integral_floats_as_integers(&mut arguments);
         let mut problems = self.problems(&arguments);
         let mut failed = self.run_checks(&arguments, checks, &problems);
         if !problems.is_empty() {
@@ -343,6 +344,31 @@ fn path_segments(path: &str) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect()
+}
+
+/// JSON Schema counts `3.0` as an integer; serde's integer types refuse a
+/// float. So that what the schema accepts decodes, a number written as a
+/// float with no fractional part becomes the integer it is, when it fits 64
+/// bits (a float parameter takes the integer just as well). Found by the
+/// `arguments` fuzz target.
+fn integral_floats_as_integers(value: &mut Value) {
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) else {
+                return;
+            };
+            // 2^63 and 2^64 are exact as f64; every integral f64 below them
+            // converts to the same integer.
+            if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+                *value = Value::from(f as i64);
+            } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+                *value = Value::from(f as u64);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
+        Value::Object(members) => members.values_mut().for_each(integral_floats_as_integers),
+        _ => {}
+    }
 }
 
 /// A decoding error, reported at the arguments object.
@@ -683,6 +709,53 @@ mod tests {
                 "m maximum: must be at most 1",
                 "n validator: 3 is odd",
             ]
+        );
+    }
+
+    #[test]
+    fn an_integral_float_decodes_as_the_integer_the_schema_accepted() {
+        #[derive(Debug, PartialEq, serde::Deserialize)]
+        struct Args {
+            small: i8,
+            big: i64,
+            huge: u64,
+            ratio: f64,
+            list: Vec<u16>,
+        }
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "small": {"type": "integer", "minimum": -128, "maximum": 127},
+                "big": {"type": "integer"},
+                "huge": {"type": "integer", "minimum": 0},
+                "ratio": {"type": "number"},
+                "list": {"type": "array", "items": {"type": "integer"}}
+            }
+        });
+        let validator = ArgumentValidator::new(&schema).unwrap();
+        // As JSON text: serde_json reads `3.0` as a float.
+        let arguments: Value = serde_json::from_str(
+            r#"{"small": -128.0, "big": -9.223372036854776e18, "huge": 1e19, "ratio": 2.0, "list": [1.0, 2]}"#,
+        )
+        .unwrap();
+        let decoded = validator.decode::<Args>(arguments, &[]).unwrap();
+        assert_eq!(
+            decoded,
+            Args {
+                small: -128,
+                big: i64::MIN,
+                huge: 10_000_000_000_000_000_000,
+                ratio: 2.0,
+                list: vec![1, 2],
+            }
+        );
+        // A fractional number is still refused, by the schema, at its path.
+        let fractional: Value = serde_json::from_str(r#"{"small": 1.5}"#).unwrap();
+        let problems = validator.decode::<Value>(fractional, &[]).unwrap_err();
+        assert_eq!(problems.len(), 1);
+        assert_eq!(
+            (problems[0].path.as_str(), problems[0].keyword.as_str()),
+            ("small", "type")
         );
     }
 

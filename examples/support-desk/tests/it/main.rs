@@ -1,6 +1,7 @@
 //! The support-desk server end to end, as a real process over stdio and HTTP.
 
 mod http;
+mod notify;
 mod scoped;
 mod stdio;
 mod support;

@@ -339,6 +339,11 @@ fn each_bad_allow_entry_stops_the_server_at_startup_naming_it() {
         ),
         ("Desk.write".to_owned(), "expected a capability name"),
         (
+            "desk.notify=https://hooks.example.com/desk".to_owned(),
+            "not a URL (write \"hooks.example.com\")",
+        ),
+        ("desk.notify=*.".to_owned(), "is not a host pattern"),
+        (
             "desk.write=ticket:T-1,desk.files=/tmp,search=x".to_owned(),
             "search",
         ),
