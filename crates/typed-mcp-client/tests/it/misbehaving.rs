@@ -128,7 +128,7 @@ async fn a_server_that_exits_mid_call_is_reported_with_its_status_and_stderr() {
 }
 
 #[tokio::test]
-async fn silence_past_the_timeout_fails_the_request_and_cancels_it() {
+async fn a_request_given_up_on_is_cancelled_on_the_childs_stdin() {
     // The script keeps the request and the line after it (the cancellation).
     let (client, _dir, out) = scripted(
         r#"read first; read second; printf '%s\n%s\n' "$first" "$second" > "$OUT.tmp"; mv "$OUT.tmp" "$OUT"; sleep 5"#,
@@ -136,21 +136,13 @@ async fn silence_past_the_timeout_fails_the_request_and_cancels_it() {
     )
     .await;
     let client = client.unwrap();
-    let options_timeout = Duration::from_millis(300);
-    let started = std::time::Instant::now();
-    let outcome = tokio::time::timeout(Duration::from_secs(5), async {
-        // A short timeout of its own: a second client over the same script
-        // would be another process, so the request's own future is bounded.
-        tokio::time::timeout(
-            options_timeout,
-            client.request("tools/call", discover_params()),
-        )
-        .await
-    })
-    .await
-    .expect("the timeout fires");
-    assert!(outcome.is_err(), "the script never answers");
-    assert!(started.elapsed() < Duration::from_secs(3));
+    // The caller stops waiting: the request's future is dropped.
+    let gave_up = tokio::time::timeout(
+        Duration::from_millis(300),
+        client.request("tools/call", discover_params()),
+    )
+    .await;
+    assert!(gave_up.is_err(), "the script never answers");
     let mut seen = String::new();
     for _ in 0..100 {
         if let Ok(text) = std::fs::read_to_string(&out) {
@@ -169,9 +161,7 @@ async fn silence_past_the_timeout_fails_the_request_and_cancels_it() {
 }
 
 #[tokio::test]
-async fn the_options_timeout_names_the_request() {
-    let (client, _dir, _) = scripted("read line; sleep 5", Options::new()).await;
-    drop(client);
+async fn the_options_timeout_fails_the_request_and_names_it() {
     let command = StdioCommand::new("sh").arg("-c").arg("read line; sleep 5");
     let client = Client::stdio(
         command,
