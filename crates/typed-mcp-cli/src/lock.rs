@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typed_mcp::protocol::digest::Digest;
 
-use crate::client::ServedCatalog;
+use typed_mcp_client::Catalog as ServedCatalog;
 
 /// The format version this build writes and reads.
 pub const LOCK_VERSION: u32 = 1;
@@ -752,7 +752,6 @@ mod tests {
 
     #[tokio::test(flavor = "current_thread")]
     async fn the_digests_read_off_the_wire_are_the_servers() {
-        use typed_mcp::testing::TestClient;
         use typed_mcp::tool;
 
         /// Scale a number.
@@ -770,14 +769,12 @@ mod tests {
             .build()
             .expect("a valid server");
         let expected = server.catalog().tool_digest(0).clone();
-        let client = TestClient::new(server);
-        let listed = client.list_tools(None).await;
-        let tools: Vec<Tool> =
-            serde_json::from_value(listed.result()["tools"].clone()).expect("tools decode");
-        let served = ServedCatalog {
-            tools,
-            ..Default::default()
-        };
+        // Read off the wire by the client the CLI uses, in process.
+        let client = typed_mcp_client::Client::in_process(server, Default::default())
+            .await
+            .expect("connected");
+        let served = client.catalog().await.expect("the catalog");
+        assert_eq!(served.tools.len(), 1);
         let lock = Lock::of(&served).expect("a lock");
         let entry = &lock.tools["scale"];
         assert_eq!(entry.digest, expected.digest);

@@ -28,14 +28,11 @@
 #![forbid(unsafe_code)]
 
 mod args;
-mod client;
-mod era;
+mod connect;
 mod error;
-mod http;
 mod lock;
 mod mcp;
 mod show;
-mod stdio;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -45,8 +42,9 @@ use std::time::Duration;
 use clap::{Parser, Subcommand};
 use serde_json::{Value, json};
 
-use crate::client::{Client, Notifications, Options};
-use crate::era::{Era, Spoken};
+use typed_mcp_client::{Client, Spoken};
+
+use crate::connect::{EraArg, Settings};
 use crate::error::{CliError, ClientError};
 use crate::lock::{Lock, LockError, diff};
 use crate::mcp::ListKind;
@@ -97,8 +95,8 @@ struct Cli {
     /// and falls back to `initialize` (2025-11-25, or the server's counter-offer
     /// 2025-06-18 or 2025-03-26) when the server shows it does not speak
     /// 2026-07-28; `modern` and `legacy` speak only that era.
-    #[arg(long, global = true, value_enum, default_value_t = Era::Auto)]
-    era: Era,
+    #[arg(long, global = true, value_enum, default_value_t = EraArg::Auto)]
+    era: EraArg,
     /// Ask for log messages at this level and above, printed to stderr.
     #[arg(long, global = true, value_name = "LEVEL", value_parser = [
         "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -241,14 +239,11 @@ fn print_json(value: &Value) {
 async fn run(cli: Cli) -> Result<Outcome, CliError> {
     let timeout = timeout(cli.timeout)?;
     let json = cli.json;
-    let notifications = Notifications {
-        progress: cli.progress,
-        log_level: cli.log_level,
-    };
-    let connect = Options {
+    let connect = Settings {
         timeout,
         era: cli.era,
-        notifications,
+        progress: cli.progress,
+        log_level: cli.log_level,
     };
     match cli.command {
         Command::Discover { server } => {
@@ -257,7 +252,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
                 if json {
                     print_json(&result);
                 } else {
-                    print!("{}", show::greeting(client.spoken(), &result));
+                    print!("{}", show::greeting(&client.spoken(), &result));
                 }
                 Ok(Outcome::Success)
             })
@@ -290,7 +285,7 @@ async fn run(cli: Cli) -> Result<Outcome, CliError> {
                     args::tool_arguments(args.as_deref(), &pairs, tool.get("inputSchema"))?;
                 let result = client.call_tool(&name, arguments).await?;
                 emit(json, &result, show::call);
-                Ok(if result["isError"] == Value::Bool(true) {
+                Ok(if connect::is_error(&result) {
                     Outcome::Refused
                 } else {
                     Outcome::Success
@@ -338,21 +333,23 @@ fn emit(json: bool, result: &Value, readable: fn(&Value) -> String) {
 
 async fn with_client<T>(
     server: &Server,
-    options: &Options,
-    work: impl AsyncFnOnce(&mut Client) -> Result<T, CliError>,
+    settings: &Settings,
+    work: impl AsyncFnOnce(&Client) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
     let target = Target::parse(&server.server)?;
-    let mut client = Client::connect(&target, options.clone()).await?;
+    let client = connect::connect(&target, settings).await?;
     // 2026-07-28 is the expected era; the other is named on stderr (stdout is
     // the answer's), and `discover` names either.
     if let Spoken::Legacy(session) = client.spoken() {
-        eprintln!("typed-mcp: era: {}", session.describe());
+        eprintln!("typed-mcp: era: {}", connect::describe(&session));
     }
-    let result = match work(&mut client).await {
+    let result = match work(&client).await {
         Err(CliError::Client(e)) => Err(CliError::Client(client.explain(e).await)),
         other => other,
     };
-    client.close().await;
+    if let Err(e) = client.close().await {
+        eprintln!("typed-mcp: {e}");
+    }
     result
 }
 
@@ -360,7 +357,7 @@ async fn run_lock(
     check: bool,
     path: &Path,
     server: &Server,
-    connect: &Options,
+    connect: &Settings,
     json: bool,
 ) -> Result<Outcome, CliError> {
     // A check needs the lock: refuse before starting the server.

@@ -11,8 +11,9 @@ use serde_json::{Map, Value, json};
 use typed_mcp::wire::{CallToolResult, ResultType, methods};
 use typed_mcp::{Server, tool, tools};
 
-use crate::client::{Client, Options};
-use crate::era::Spoken;
+use typed_mcp_client::{Client, Spoken};
+
+use crate::connect::Settings;
 use crate::error::CliError;
 use crate::lock::{Change, Lock, diff};
 use crate::show;
@@ -58,13 +59,16 @@ impl ListKind {
 /// Connects, runs `work`, and closes the connection whatever happened.
 async fn with_client<T>(
     server: &[String],
-    work: impl AsyncFnOnce(&mut Client) -> Result<T, CliError>,
+    work: impl AsyncFnOnce(&Client) -> Result<T, CliError>,
 ) -> Result<T, CliError> {
     let target = Target::parse(server)?;
     // Auto: the server behind may speak either era.
-    let mut client = Client::connect(&target, Options::default()).await?;
-    let result = work(&mut client).await;
-    client.close().await;
+    let client = crate::connect::connect(&target, &Settings::default()).await?;
+    let result = work(&client).await;
+    if let Err(e) = client.close().await {
+        // stdout is the MCP stream; stderr is the log.
+        eprintln!("typed-mcp mcp: {e}");
+    }
     result
 }
 
@@ -83,7 +87,7 @@ fn shown(text: String, raw: Value) -> CallToolResult {
 async fn discover(server: Vec<String>) -> Result<CallToolResult, CliError> {
     with_client(&server, async |client| {
         let result = client.discover().await?;
-        Ok(shown(show::greeting(client.spoken(), &result), result))
+        Ok(shown(show::greeting(&client.spoken(), &result), result))
     })
     .await
 }

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use typed_mcp::protocol::PROTOCOL_VERSION;
 
-use crate::era::{LegacySession, Spoken};
+use typed_mcp_client::era::{LegacySession, Spoken};
 
 fn text<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)
@@ -127,7 +127,7 @@ pub fn initialize(session: &LegacySession) -> String {
     let result = &session.initialized;
     let mut out = String::new();
     server_line(&mut out, result.get("serverInfo"));
-    let _ = writeln!(out, "era: {}", session.describe());
+    let _ = writeln!(out, "era: {}", crate::connect::describe(session));
     let _ = writeln!(
         out,
         "protocol version: {} (a legacy server names only the one it negotiated)",

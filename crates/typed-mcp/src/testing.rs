@@ -1,5 +1,16 @@
-//! An in-process client for tests: it drives a built [`Server`] through real
-//! JSON-RPC messages in the 2026-07-28 envelope, with no transport in between.
+//! A wire probe for the server's own tests: it drives a built [`Server`]
+//! through real JSON-RPC messages in the 2026-07-28 envelope, with no
+//! transport in between, and hands back every message the server sent, as
+//! sent (raw bytes in, the [`Accepted`] decision and HTTP statuses out), so a
+//! test can send what no client would (malformed JSON, a bad envelope, a
+//! forged id) and assert on the bytes.
+//!
+//! It is not a client: era negotiation, answering input requests (MRTR),
+//! pagination, typed calls, cancellation and limits live once, in the
+//! `typed-mcp-client` crate, whose `Client::in_process` drives a `Server`
+//! through the same [`Connection`] seam. (typed-mcp cannot use that crate
+//! itself: the client depends on typed-mcp, and typed-mcp's unit tests would
+//! see a second copy of [`Server`].)
 //!
 //! ```
 //! use typed_mcp::testing::TestClient;

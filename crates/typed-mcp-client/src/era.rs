@@ -9,23 +9,23 @@
 //!   later request (and `MCP-Protocol-Version` from 2025-06-18 on), and a DELETE
 //!   of the session at the end; over stdio the connection is the session.
 //!
-//! In `auto` mode the client asks `server/discover` first and falls back to
+//! In [`Era::Auto`] the client asks `server/discover` first and falls back to
 //! `initialize` when the answer shows the server does not speak 2026-07-28.
 
 use std::fmt;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::error::ClientError;
 
-/// Which era to speak (`--era`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+/// Which era to speak.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Era {
     /// Try 2026-07-28 (`server/discover`); fall back to `initialize` when the
     /// server shows it does not speak it.
     #[default]
     Auto,
-    /// 2026-07-28 only.
+    /// 2026-07-28 only; nothing is sent before the first request.
     Modern,
     /// The dated handshake only (`initialize`, 2025-11-25 offered).
     Legacy,
@@ -37,12 +37,6 @@ pub const LEGACY_OFFERED: &str = "2025-11-25";
 /// Every dated revision this client accepts as the server's counter-offer,
 /// newest first.
 pub const LEGACY_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
-
-/// The notification that completes the legacy handshake.
-pub const INITIALIZED: &str = "notifications/initialized";
-
-/// The legacy request that sets the session's log level.
-pub const SET_LOG_LEVEL: &str = "logging/setLevel";
 
 /// True when a legacy session at `version` sends `MCP-Protocol-Version` over
 /// HTTP (the header came with 2025-06-18).
@@ -64,6 +58,13 @@ pub enum Spoken {
     Legacy(LegacySession),
 }
 
+impl Spoken {
+    /// True for a legacy session.
+    pub fn is_legacy(&self) -> bool {
+        matches!(self, Spoken::Legacy(_))
+    }
+}
+
 /// A legacy session: what `initialize` answered.
 #[derive(Debug, Clone)]
 pub struct LegacySession {
@@ -71,14 +72,14 @@ pub struct LegacySession {
     pub version: String,
     /// The `initialize` result as the server sent it.
     pub initialized: Value,
-    /// Why this era: `--era legacy`, or what `server/discover` got.
+    /// Why this era: asked for, or what `server/discover` got.
     pub because: Because,
 }
 
 /// Why the client speaks the legacy era.
 #[derive(Debug, Clone)]
 pub enum Because {
-    /// `--era legacy`.
+    /// [`Era::Legacy`] was asked for.
     Asked,
     /// In auto mode, `server/discover` got this answer.
     DiscoverRefused(String),
@@ -87,7 +88,7 @@ pub enum Because {
 impl fmt::Display for Because {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Because::Asked => f.write_str("--era legacy"),
+            Because::Asked => f.write_str("the legacy era was asked for"),
             Because::DiscoverRefused(why) => write!(f, "server/discover: {why}"),
         }
     }
@@ -101,19 +102,6 @@ impl LegacySession {
             "legacy ({}, a session opened by initialize; {})",
             self.version, self.because
         )
-    }
-}
-
-/// The answer to a request the server sent: `ping` is answered; this client
-/// declares no capabilities, so anything else is a method it does not serve.
-pub fn answer_server_request(id: &Value, method: &str) -> Value {
-    if method == "ping" {
-        json!({"jsonrpc": "2.0", "id": id, "result": {}})
-    } else {
-        json!({"jsonrpc": "2.0", "id": id, "error": {
-            "code": -32601,
-            "message": format!("the typed-mcp CLI declares no client capabilities and does not serve {method}")
-        }})
     }
 }
 
@@ -134,18 +122,10 @@ pub fn legacy_sign(error: &ClientError) -> Option<String> {
     match error {
         ClientError::Rpc {
             code: -32022, data, ..
-        } => {
-            let supported: Vec<&str> = data
-                .as_deref()
-                .and_then(|d| d.get("supported"))
-                .and_then(Value::as_array)
-                .map(|list| list.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            supported
-                .iter()
-                .any(|v| LEGACY_VERSIONS.contains(v))
-                .then(|| rpc_words(error))
-        }
+        } => supported_versions(data.as_deref())
+            .iter()
+            .any(|v| LEGACY_VERSIONS.contains(&v.as_str()))
+            .then(|| rpc_words(error)),
         ClientError::Rpc { .. } => Some(rpc_words(error)),
         ClientError::Http {
             status: 400 | 404 | 405,
@@ -153,6 +133,19 @@ pub fn legacy_sign(error: &ClientError) -> Option<String> {
         } => Some(error.to_string()),
         _ => None,
     }
+}
+
+/// The `supported` list of a `-32022` error's data.
+pub(crate) fn supported_versions(data: Option<&Value>) -> Vec<String> {
+    data.and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn rpc_words(error: &ClientError) -> String {

@@ -1,0 +1,8 @@
+//! typed-mcp-client against typed-mcp's own servers, in both eras, over each
+//! transport (in process, stdio framing, Streamable HTTP), and against
+//! misbehaving servers; `peers.rs` holds the third-party servers.
+
+mod misbehaving;
+mod peers;
+mod served;
+mod support;
