@@ -90,7 +90,7 @@ mod server;
 mod session;
 pub mod state;
 mod stdio;
-mod subscribe;
+pub mod subscribe;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;

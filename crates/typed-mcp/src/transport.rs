@@ -528,6 +528,29 @@ pub(crate) struct Running {
     pub(crate) listen: bool,
 }
 
+/// What a legacy session keeps between its messages, apart from its calls in
+/// flight: what a store shared by replicas keeps to
+/// [`resume`](Connection::resume) the session elsewhere.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LegacySessionState {
+    /// The negotiated revision, the client's capabilities and identity, the
+    /// log level.
+    pub facts: typed_mcp_core::legacy::SessionFacts,
+    /// The URIs of `resources/subscribe`, in order.
+    pub subscriptions: Vec<String>,
+}
+
+impl LegacySessionState {
+    /// The state of a session with these facts and subscriptions.
+    pub fn new(facts: typed_mcp_core::legacy::SessionFacts, subscriptions: Vec<String>) -> Self {
+        LegacySessionState {
+            facts,
+            subscriptions,
+        }
+    }
+}
+
 /// The calls in flight on a connection, by request id (see
 /// `pipeline/registry.rs` for the rules).
 pub(crate) type InFlight = Registry<RequestId, Running>;
@@ -566,6 +589,40 @@ impl Connection {
             tasks: Tasks::default(),
             session: OnceLock::new(),
             server_stream: Arc::default(),
+        }
+    }
+
+    /// A connection carrying a legacy session opened elsewhere (by another
+    /// replica, whose session store shared `state`): later messages of the
+    /// session are served here as on the connection that answered its
+    /// `initialize`. Calls in flight and requests to the client stay with
+    /// the connection they started on. Must be called within a tokio runtime.
+    pub fn resume(server: Server, state: LegacySessionState) -> Self {
+        let connection = Connection::new(server);
+        let session = LegacySession::open(
+            &connection.server,
+            state.facts,
+            connection.server_stream.clone(),
+        );
+        session.replace(session.facts().as_ref().clone(), state.subscriptions);
+        let _ = connection.session.set(session);
+        connection
+    }
+
+    /// What this connection's legacy session would need to be resumed on
+    /// another replica ([`resume`](Self::resume)); `None` without a session.
+    pub fn legacy_state(&self) -> Option<LegacySessionState> {
+        self.session.get().map(|s| LegacySessionState {
+            facts: s.facts().as_ref().clone(),
+            subscriptions: s.subscriptions(),
+        })
+    }
+
+    /// Takes the session state another replica changed (its log level, its
+    /// subscriptions); does nothing without a session.
+    pub fn update_legacy_state(&self, state: LegacySessionState) {
+        if let Some(session) = self.session.get() {
+            session.replace(state.facts, state.subscriptions);
         }
     }
 
