@@ -200,11 +200,18 @@ fn main() -> ExitCode {
 /// Warnings (a keyring that is not shared, a lost Redis connection) go to
 /// stderr, one line each.
 fn tracing_to_stderr() {
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing::Level::INFO)
-        .with_ansi(false)
-        .try_init();
+    use tracing_subscriber::layer::SubscriberExt as _;
+    // Warnings from everything; the bus's reconnections too (info). The
+    // per-call receipts (info) stay out.
+    let filter = tracing_subscriber::filter::Targets::new()
+        .with_default(tracing::Level::WARN)
+        .with_target("typed_mcp_redis", tracing::Level::INFO);
+    let subscriber = tracing_subscriber::registry().with(filter).with(
+        tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(false),
+    );
+    let _ = tracing::subscriber::set_global_default(subscriber);
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {

@@ -184,7 +184,6 @@ async fn publish(
     local: Arc<Mutex<Option<LocalUpdates>>>,
     lost: Arc<AtomicBool>,
 ) {
-    let mut commands = redis.commands();
     let mut batch: Vec<Arc<str>> = Vec::with_capacity(BATCH);
     while outgoing.recv_many(&mut batch, BATCH).await > 0 {
         let mut pipeline = redis::pipe();
@@ -198,7 +197,7 @@ async fn publish(
             message.push_str(uri);
             pipeline.cmd("PUBLISH").arg(&channel).arg(message).ignore();
         }
-        if let Err(e) = pipeline.query_async::<()>(&mut commands).await {
+        if let Err(e) = redis.query_pipeline(&pipeline).await {
             tracing::warn!(error = %e, updates = batch.len(), "could not publish resource updates to Redis; delivering them here, the other replicas resynchronize later");
             lost.store(true, Ordering::Release);
             if let Some(local) = local.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {

@@ -5,7 +5,6 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use redis::AsyncCommands as _;
 use serde::{Deserialize, Serialize};
 use typed_mcp::Server;
 use typed_mcp::state::{KeyFingerprint, StateKeys};
@@ -134,7 +133,6 @@ async fn check(
     keys: &StateKeys,
     replica: &str,
 ) -> redis::RedisResult<Vec<KeyringProblem>> {
-    let mut commands = redis.commands();
     let mine = Announcement {
         keys: keys.fingerprints().iter().map(ToString::to_string).collect(),
         random: keys.is_random(),
@@ -144,10 +142,15 @@ async fn check(
     // One hash of announcements; each field expires on its own (Redis 7.4's
     // HEXPIRE is not assumed: the value carries its own deadline).
     let deadline = now_s() + ANNOUNCEMENT_TTL.as_secs();
-    let _: () = commands
-        .hset(&hash, replica, format!("{deadline} {encoded}"))
+    let _: () = redis
+        .query(
+            redis::cmd("HSET")
+                .arg(&hash)
+                .arg(replica)
+                .arg(format!("{deadline} {encoded}")),
+        )
         .await?;
-    let all: Vec<(String, String)> = commands.hgetall(&hash).await?;
+    let all: Vec<(String, String)> = redis.query(redis::cmd("HGETALL").arg(&hash)).await?;
     let mut problems = Vec::new();
     let mut shared_there = Vec::new();
     for (other, value) in all {
@@ -158,7 +161,7 @@ async fn check(
             continue;
         };
         if deadline.parse::<u64>().is_ok_and(|d| d < now_s()) {
-            let _: () = commands.hdel(&hash, &other).await?;
+            let _: () = redis.query(redis::cmd("HDEL").arg(&hash).arg(&other)).await?;
             continue;
         }
         let Ok(theirs) = serde_json::from_str::<Announcement>(encoded) else {

@@ -121,4 +121,46 @@ impl Redis {
     fn commands(&self) -> ConnectionManager {
         self.commands.clone()
     }
+
+    /// Runs `cmd`; when the connection turns out to have dropped (Redis
+    /// restarted since the last command), runs it again on the reconnected
+    /// one, up to three times over about a second. A command may so run
+    /// twice: every command this crate sends is one whose repetition is
+    /// harmless (an update announced twice, an expiry renewed twice, a
+    /// refused `SET NX`).
+    async fn query<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> redis::RedisResult<T> {
+        self.retrying(|mut c| async move { cmd.query_async(&mut c).await })
+            .await
+    }
+
+    /// [`query`](Self::query) for a pipeline.
+    async fn query_pipeline(&self, pipeline: &redis::Pipeline) -> redis::RedisResult<()> {
+        self.retrying(|mut c| async move { pipeline.query_async(&mut c).await })
+            .await
+    }
+
+    async fn retrying<T, F, Fut>(&self, mut run: F) -> redis::RedisResult<T>
+    where
+        F: FnMut(ConnectionManager) -> Fut,
+        Fut: std::future::Future<Output = redis::RedisResult<T>>,
+    {
+        let mut delay = Duration::from_millis(100);
+        let mut tries = 0;
+        loop {
+            match run(self.commands()).await {
+                Err(e) if tries < 3 && reconnects(&e) => {
+                    tries += 1;
+                    tracing::debug!(error = %e, "the Redis connection dropped; trying again");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// An error after which the reconnecting connection may succeed.
+fn reconnects(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
 }

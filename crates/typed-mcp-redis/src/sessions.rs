@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use redis::AsyncCommands as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use typed_mcp::protocol::legacy::SessionFacts;
@@ -172,13 +171,10 @@ impl RedisSessionStore {
     }
 
     async fn fetch(&self, id: &str) -> Option<Session> {
-        let mut commands = self.redis.commands();
         // Read and renew in one command.
-        let found: redis::RedisResult<Option<String>> = redis::cmd("GETEX")
-            .arg(self.key(id))
-            .arg("EX")
-            .arg(self.ttl())
-            .query_async(&mut commands)
+        let found: redis::RedisResult<Option<String>> = self
+            .redis
+            .query(redis::cmd("GETEX").arg(self.key(id)).arg("EX").arg(self.ttl()))
             .await;
         let found = match found {
             Ok(found) => found,
@@ -228,14 +224,16 @@ impl SessionStore for RedisSessionStore {
                 return Err(StoreFull { open });
             };
             let json = serde_json::to_string(&record).unwrap_or_default();
-            let mut commands = self.redis.commands();
-            let stored: redis::RedisResult<Option<String>> = redis::cmd("SET")
-                .arg(self.key(&id))
-                .arg(json)
-                .arg("NX")
-                .arg("EX")
-                .arg(self.ttl())
-                .query_async(&mut commands)
+            let stored: redis::RedisResult<Option<String>> = self
+                .redis
+                .query(
+                    redis::cmd("SET")
+                        .arg(self.key(&id))
+                        .arg(json)
+                        .arg("NX")
+                        .arg("EX")
+                        .arg(self.ttl()),
+                )
                 .await;
             match stored {
                 Ok(Some(_)) => {
@@ -260,8 +258,8 @@ impl SessionStore for RedisSessionStore {
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Session>> {
         Box::pin(async move {
-            let mut commands = self.redis.commands();
-            let deleted: redis::RedisResult<u64> = commands.del(self.key(id)).await;
+            let deleted: redis::RedisResult<u64> =
+                self.redis.query(redis::cmd("DEL").arg(self.key(id))).await;
             if let Err(e) = deleted {
                 tracing::warn!(error = %e, "Redis did not delete an ended session; it expires after the idle timeout");
             }
@@ -290,15 +288,17 @@ impl SessionStore for RedisSessionStore {
                 return;
             }
             let json = serde_json::to_string(&record).unwrap_or_default();
-            let mut commands = self.redis.commands();
             // XX: a session deleted meanwhile stays deleted.
-            let written: redis::RedisResult<Option<String>> = redis::cmd("SET")
-                .arg(self.key(id))
-                .arg(json)
-                .arg("XX")
-                .arg("EX")
-                .arg(self.ttl())
-                .query_async(&mut commands)
+            let written: redis::RedisResult<Option<String>> = self
+                .redis
+                .query(
+                    redis::cmd("SET")
+                        .arg(self.key(id))
+                        .arg(json)
+                        .arg("XX")
+                        .arg("EX")
+                        .arg(self.ttl()),
+                )
                 .await;
             match written {
                 Ok(_) => {
