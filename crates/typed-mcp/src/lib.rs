@@ -91,6 +91,7 @@ mod session;
 pub mod state;
 mod stdio;
 pub mod subscribe;
+pub mod tasks;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub mod testing;
