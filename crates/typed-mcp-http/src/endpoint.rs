@@ -241,7 +241,9 @@ impl Endpoint {
         let response = self.dispatch(request, headers).await;
         // A shared store writes what the request changed before the client
         // can send its next request (to any replica).
-        if let (Some(store), Some(session), Some(id)) = (&self.sessions, &session, session_id(headers)) {
+        if let (Some(store), Some(session), Some(id)) =
+            (&self.sessions, &session, session_id(headers))
+        {
             store.answered(id, session).await;
         }
         response

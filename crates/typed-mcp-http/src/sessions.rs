@@ -369,7 +369,10 @@ mod tests {
         let guard = open.in_use();
         assert!(store.get_now("a").is_some(), "in use: not idle");
         drop(guard);
-        assert!(store.get_now("a").is_none(), "idle past the timeout: expired");
+        assert!(
+            store.get_now("a").is_none(),
+            "idle past the timeout: expired"
+        );
         assert!(store.is_empty(), "an expired session is forgotten");
     }
 

@@ -101,14 +101,20 @@ fn answer(ctx: &ToolContext, key: &str) -> Option<String> {
 /// `requestState`, so any replica with the shared keyring serves any round).
 #[tool(read_only)]
 async fn two_questions(ctx: ToolContext) -> Answer<String> {
-    let state: Option<Value> = ctx.request_state().and_then(|s| serde_json::from_str(s).ok());
+    let state: Option<Value> = ctx
+        .request_state()
+        .and_then(|s| serde_json::from_str(s).ok());
     let first_round = || ask("first", "What is your name?", json!({"rounds": [name()]}));
     let Some(state) = state else {
         return Answer::NeedsInput(first_round());
     };
     let mut rounds: Vec<String> = state["rounds"]
         .as_array()
-        .map(|r| r.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+        .map(|r| {
+            r.iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect()
+        })
         .unwrap_or_default();
     rounds.push(name().to_owned());
     match state.get("name").and_then(Value::as_str) {
@@ -155,14 +161,17 @@ struct Options {
     prefix: String,
 }
 
-const USAGE: &str =
-    "usage: replica --http 127.0.0.1:PORT [--redis redis://HOST:PORT/] [--name NAME] [--prefix PREFIX]";
+const USAGE: &str = "usage: replica --http 127.0.0.1:PORT [--redis redis://HOST:PORT/] [--name NAME] [--prefix PREFIX]";
 
 fn options() -> Result<Options, String> {
     let mut args = std::env::args().skip(1);
-    let (mut http, mut redis, mut name, mut prefix) = (None, None, None, "typed-mcp-replica".to_owned());
+    let (mut http, mut redis, mut name, mut prefix) =
+        (None, None, None, "typed-mcp-replica".to_owned());
     while let Some(arg) = args.next() {
-        let mut value = || args.next().ok_or_else(|| format!("{arg} needs a value; {USAGE}"));
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| format!("{arg} needs a value; {USAGE}"))
+        };
         match arg.as_str() {
             "--http" => {
                 let address = value()?;
@@ -247,11 +256,17 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         http = http.session_store(RedisSessionStore::new(redis, server.clone()));
     }
     let app = axum::Router::new().nest("/mcp", http.into_router()?);
-    let shared = if redis.is_some() { "shared through Redis" } else { "alone" };
-    eprintln!("replica {}: serving MCP at http://{local}/mcp ({shared})", name());
+    let shared = if redis.is_some() {
+        "shared through Redis"
+    } else {
+        "alone"
+    };
+    eprintln!(
+        "replica {}: serving MCP at http://{local}/mcp ({shared})",
+        name()
+    );
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.wait())
         .await?;
     Ok(())
 }
-

@@ -75,7 +75,13 @@ impl RedisBus {
             local.clone(),
             count,
         ));
-        tokio::spawn(publish(redis.clone(), channel, outgoing, local.clone(), lost.clone()));
+        tokio::spawn(publish(
+            redis.clone(),
+            channel,
+            outgoing,
+            local.clone(),
+            lost.clone(),
+        ));
         Ok(Arc::new(RedisBus {
             queue,
             local,
@@ -105,9 +111,16 @@ impl UpdateBus for RedisBus {
         if self.queue.try_send(Arc::from(uri)).is_err() {
             // Redis is far behind (or gone): deliver here, and have the
             // other replicas resynchronize once Redis takes messages again.
-            tracing::warn!("the Redis update queue is full; delivering this update locally and resynchronizing the other replicas later");
+            tracing::warn!(
+                "the Redis update queue is full; delivering this update locally and resynchronizing the other replicas later"
+            );
             self.lost.store(true, Ordering::Release);
-            if let Some(local) = self.local.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+            if let Some(local) = self
+                .local
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            {
                 local.deliver(uri);
             }
         }
@@ -119,7 +132,10 @@ impl UpdateBus for RedisBus {
     }
 }
 
-async fn subscribe(client: &redis::Client, channel: &str) -> redis::RedisResult<redis::aio::PubSub> {
+async fn subscribe(
+    client: &redis::Client,
+    channel: &str,
+) -> redis::RedisResult<redis::aio::PubSub> {
     let mut pubsub = tokio::time::timeout(Duration::from_secs(2), client.get_async_pubsub())
         .await
         .map_err(|_| redis::RedisError::from((redis::ErrorKind::Io, "timed out connecting")))??;
@@ -146,7 +162,9 @@ async fn receive(
                 Ok(p) => {
                     backoff = Duration::from_millis(50);
                     count.send_modify(|n| *n += 1);
-                    tracing::info!("resubscribed to Redis; resynchronizing this replica's listeners");
+                    tracing::info!(
+                        "resubscribed to Redis; resynchronizing this replica's listeners"
+                    );
                     if let Some(local) = deliver_to() {
                         local.resynchronize();
                     }
@@ -172,7 +190,9 @@ async fn receive(
                 local.deliver(uri);
             }
         }
-        tracing::warn!("lost the Redis subscription to resource updates; reconnecting (listeners here will be resynchronized)");
+        tracing::warn!(
+            "lost the Redis subscription to resource updates; reconnecting (listeners here will be resynchronized)"
+        );
     }
 }
 

@@ -134,7 +134,11 @@ async fn check(
     replica: &str,
 ) -> redis::RedisResult<Vec<KeyringProblem>> {
     let mine = Announcement {
-        keys: keys.fingerprints().iter().map(ToString::to_string).collect(),
+        keys: keys
+            .fingerprints()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
         random: keys.is_random(),
     };
     let hash = redis.key(&["keyring"]);
@@ -161,7 +165,9 @@ async fn check(
             continue;
         };
         if deadline.parse::<u64>().is_ok_and(|d| d < now_s()) {
-            let _: () = redis.query(redis::cmd("HDEL").arg(&hash).arg(&other)).await?;
+            let _: () = redis
+                .query(redis::cmd("HDEL").arg(&hash).arg(&other))
+                .await?;
             continue;
         }
         let Ok(theirs) = serde_json::from_str::<Announcement>(encoded) else {
@@ -187,7 +193,12 @@ async fn check(
     }
     if !shared_there.is_empty() {
         shared_there.sort();
-        problems.insert(0, KeyringProblem::RandomHereSharedThere { others: shared_there });
+        problems.insert(
+            0,
+            KeyringProblem::RandomHereSharedThere {
+                others: shared_there,
+            },
+        );
     }
     Ok(problems)
 }

@@ -9,6 +9,7 @@
 //! | resource updates to `subscriptions/listen` (and legacy `resources/subscribe`) | an in-process broadcast | [`RedisBus`]: one pub/sub channel, every replica's listeners get every replica's updates, in one order |
 //! | legacy (2025-11-25 and older) HTTP sessions | [`MemorySessionStore`](typed_mcp_http::MemorySessionStore) | [`RedisSessionStore`]: any replica resumes a session another opened |
 //! | the `requestState` key | random per process | a keyring from configuration ([`StateKeys::from_env`](typed_mcp::state::StateKeys::from_env)); [`KeyringCheck`] warns when replicas do not share it |
+//! | tasks (the Tasks extension) | [`MemoryTaskStore`](typed_mcp::tasks::MemoryTaskStore) | [`RedisTaskStore`]: a task created on one replica is polled, answered and collected on any; a stopped replica's unfinished tasks fail as interrupted |
 //!
 //! ```no_run
 //! use typed_mcp::Server;
@@ -38,10 +39,12 @@
 mod bus;
 mod keyring;
 mod sessions;
+mod tasks;
 
 pub use bus::RedisBus;
 pub use keyring::{KeyringCheck, KeyringProblem};
 pub use sessions::RedisSessionStore;
+pub use tasks::RedisTaskStore;
 
 use std::time::Duration;
 
@@ -93,8 +96,8 @@ impl Redis {
             .set_response_timeout(Some(Duration::from_secs(2)))
             .set_number_of_retries(2)
             .set_max_delay(Duration::from_millis(500));
-        let commands = ConnectionManager::new_lazy_with_config(client.clone(), config)
-            .map_err(Error::Url)?;
+        let commands =
+            ConnectionManager::new_lazy_with_config(client.clone(), config).map_err(Error::Url)?;
         Ok(Redis {
             client,
             prefix: prefix.into(),

@@ -49,7 +49,8 @@ impl Record {
 
     fn state(&self) -> Option<LegacySessionState> {
         let mut facts = SessionFacts::stateless(self.protocol_version.clone());
-        facts.client_capabilities = serde_json::from_value(self.client_capabilities.clone()).ok()?;
+        facts.client_capabilities =
+            serde_json::from_value(self.client_capabilities.clone()).ok()?;
         facts.client_info = match &self.client_info {
             Some(info) => Some(serde_json::from_value(info.clone()).ok()?),
             None => None,
@@ -174,7 +175,12 @@ impl RedisSessionStore {
         // Read and renew in one command.
         let found: redis::RedisResult<Option<String>> = self
             .redis
-            .query(redis::cmd("GETEX").arg(self.key(id)).arg("EX").arg(self.ttl()))
+            .query(
+                redis::cmd("GETEX")
+                    .arg(self.key(id))
+                    .arg("EX")
+                    .arg(self.ttl()),
+            )
             .await;
         let found = match found {
             Ok(found) => found,
@@ -241,7 +247,9 @@ impl SessionStore for RedisSessionStore {
                     Ok(())
                 }
                 Ok(None) => {
-                    tracing::warn!("a fresh session id was already in Redis; refusing the initialize");
+                    tracing::warn!(
+                        "a fresh session id was already in Redis; refusing the initialize"
+                    );
                     Err(StoreFull { open })
                 }
                 Err(e) => {
@@ -306,7 +314,9 @@ impl SessionStore for RedisSessionStore {
                         copy.record = record;
                     }
                 }
-                Err(e) => tracing::warn!(error = %e, "Redis did not keep a session's change; other replicas serve it as it was"),
+                Err(e) => {
+                    tracing::warn!(error = %e, "Redis did not keep a session's change; other replicas serve it as it was")
+                }
             }
         })
     }

@@ -127,10 +127,8 @@ impl LegacySession {
     /// on another replica).
     pub(crate) fn replace(&self, facts: SessionFacts, subscriptions: Vec<String>) {
         *self.facts.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(facts);
-        *self
-            .subscriptions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = subscriptions.into_iter().collect();
+        *self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()) =
+            subscriptions.into_iter().collect();
     }
 
     /// Ends the session: its forwarder stops, and requests waiting for the

@@ -112,9 +112,7 @@ impl std::str::FromStr for KeyFingerprint {
     fn from_str(text: &str) -> Result<Self, KeyringError> {
         let bytes = decode_hex(text)
             .filter(|b| b.len() == 8)
-            .ok_or(KeyringError::Fingerprint {
-                found: text.len(),
-            })?;
+            .ok_or(KeyringError::Fingerprint { found: text.len() })?;
         let mut short = [0u8; 8];
         short.copy_from_slice(&bytes);
         Ok(KeyFingerprint(short))
@@ -127,13 +125,17 @@ impl std::str::FromStr for KeyFingerprint {
 #[non_exhaustive]
 pub enum KeyringError {
     /// The keyring holds no key.
-    #[error("the requestState keyring in {source_name} holds no key: expected at least one key of 32 bytes (64 hex digits or base64)")]
+    #[error(
+        "the requestState keyring in {source_name} holds no key: expected at least one key of 32 bytes (64 hex digits or base64)"
+    )]
     Empty {
         /// Where the keyring was read from.
         source_name: String,
     },
     /// One key is neither 64 hex digits nor base64 of 32 bytes.
-    #[error("key {position} of the requestState keyring in {source_name} is not a key of 32 bytes: expected 64 hex digits or base64 of 32 bytes, found {found} characters")]
+    #[error(
+        "key {position} of the requestState keyring in {source_name} is not a key of 32 bytes: expected 64 hex digits or base64 of 32 bytes, found {found} characters"
+    )]
     BadKey {
         /// Where the keyring was read from.
         source_name: String,
@@ -143,7 +145,9 @@ pub enum KeyringError {
         found: usize,
     },
     /// The same key twice.
-    #[error("key {position} of the requestState keyring in {source_name} repeats an earlier key: expected each key once")]
+    #[error(
+        "key {position} of the requestState keyring in {source_name} repeats an earlier key: expected each key once"
+    )]
     Repeated {
         /// Where the keyring was read from.
         source_name: String,
@@ -674,22 +678,30 @@ mod tests {
         // Hex, base64 with and without padding, commas and spaces.
         let b64_b = "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=";
         let rotated = StateKeys::parse(&format!("{HEX_B}, {HEX_A}"), "test").unwrap();
-        let same = StateKeys::parse(&format!("{} {HEX_A}", b64_b.trim_end_matches('=')), "test")
-            .unwrap();
+        let same =
+            StateKeys::parse(&format!("{} {HEX_A}", b64_b.trim_end_matches('=')), "test").unwrap();
         let old_only = StateKeys::parse(HEX_A, "test").unwrap();
         let new_only = StateKeys::parse(b64_b, "test").unwrap();
         assert_eq!(rotated.fingerprints(), same.fingerprints());
         assert_eq!(rotated.len(), 2);
         let sealed = rotated.seal("s", &binding("t", &args), now, ttl);
         // Sealed with the first key: the new-only keyring opens it, the old-only one does not.
-        assert_eq!(new_only.open(&sealed, &binding("t", &args), now).unwrap(), "s");
+        assert_eq!(
+            new_only.open(&sealed, &binding("t", &args), now).unwrap(),
+            "s"
+        );
         assert_eq!(
             old_only.open(&sealed, &binding("t", &args), now),
             Err(StateError::Invalid)
         );
         // What the old key sealed still opens on the rotated keyring.
         let old_sealed = old_only.seal("o", &binding("t", &args), now, ttl);
-        assert_eq!(rotated.open(&old_sealed, &binding("t", &args), now).unwrap(), "o");
+        assert_eq!(
+            rotated
+                .open(&old_sealed, &binding("t", &args), now)
+                .unwrap(),
+            "o"
+        );
         assert!(rotated.opens(&old_only.fingerprints()[0]));
         assert!(!old_only.opens(&new_only.fingerprints()[0]));
         assert!(!rotated.is_random());
@@ -703,14 +715,22 @@ mod tests {
             ("", "holds no key"),
             ("# only a comment\n", "holds no key"),
             (&format!("{HEX_A},{secret_looking}") as &str, "key 2 of"),
-            (&format!("{HEX_A} {HEX_A}"), "key 2 of the requestState keyring in test repeats"),
+            (
+                &format!("{HEX_A} {HEX_A}"),
+                "key 2 of the requestState keyring in test repeats",
+            ),
             (&HEX_A[..63], "key 1 of"),
         ] {
             let error = StateKeys::parse(text, "test").unwrap_err().to_string();
             assert!(error.contains(expected), "{text:?}: {error}");
-            assert!(!error.contains(secret_looking) && !error.contains(HEX_A), "{error}");
+            assert!(
+                !error.contains(secret_looking) && !error.contains(HEX_A),
+                "{error}"
+            );
         }
-        let error = StateKeys::parse(secret_looking, "test").unwrap_err().to_string();
+        let error = StateKeys::parse(secret_looking, "test")
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("found 32 characters"), "{error}");
     }
 
@@ -719,15 +739,26 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("typed-mcp-keyring-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("keys");
-        std::fs::write(&path, format!("# rotated on 2026-12-01\n{HEX_B}\n\n{HEX_A}\n")).unwrap();
+        std::fs::write(
+            &path,
+            format!("# rotated on 2026-12-01\n{HEX_B}\n\n{HEX_A}\n"),
+        )
+        .unwrap();
         let keys = StateKeys::from_file(&path).unwrap();
         assert_eq!(keys.len(), 2);
         assert_eq!(
             keys.fingerprints(),
-            StateKeys::parse(&format!("{HEX_B},{HEX_A}"), "x").unwrap().fingerprints()
+            StateKeys::parse(&format!("{HEX_B},{HEX_A}"), "x")
+                .unwrap()
+                .fingerprints()
         );
-        let missing = StateKeys::from_file(dir.join("absent")).unwrap_err().to_string();
-        assert!(missing.contains("absent") && missing.contains("could not be read"), "{missing}");
+        let missing = StateKeys::from_file(dir.join("absent"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("absent") && missing.contains("could not be read"),
+            "{missing}"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
