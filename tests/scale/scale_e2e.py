@@ -264,11 +264,18 @@ class Checks:
     async def legacy_session_spread(self) -> None:
         """A dated client (mcp 1.30.0, 2025-11-25, a session) lists and
         calls with its requests spread over the replicas."""
-        from mcp import ClientSession
+        from mcp import ClientSession, types
         from mcp.client.streamable_http import streamablehttp_client
 
+        answers = iter(["Ada", "teal"])
+        asked: list[str] = []
+
+        async def elicit(_context: Any, params: Any) -> Any:
+            asked.append(params.message)
+            return types.ElicitResult(action="accept", content={"answer": next(answers)})
+
         async with streamablehttp_client(self.d.url) as (read, write, _):
-            async with ClientSession(read, write) as session:
+            async with ClientSession(read, write, elicitation_callback=elicit) as session:
                 init = await session.initialize()
                 expect(init.protocolVersion, "2025-11-25", "negotiated revision")
                 tools = await session.list_tools()
@@ -282,6 +289,16 @@ class Checks:
                     served.append(result.structuredContent["result"] if result.structuredContent else result.content[0].text)
                 added = await session.call_tool("add", {"a": 2, "b": 3})
                 expect(added.structuredContent, {"result": 5}, "add on the session")
+                # The server asks the client twice on the call's stream (one
+                # replica); each answer is a POST of its own, which round
+                # robin sends elsewhere, and which is forwarded back.
+                asked_twice = await session.call_tool("two_questions", {})
+                if asked_twice.isError:
+                    raise AssertionError(f"two_questions failed: {asked_twice!r}")
+                expect(asked, ["What is your name?", "What is your favorite color?"], "the questions asked")
+                text = asked_twice.structuredContent["result"] if asked_twice.structuredContent else asked_twice.content[0].text
+                if not text.startswith("Ada likes teal; rounds served by "):
+                    raise AssertionError(f"unexpected answer: {text!r}")
         if len(set(served)) < 2:
             raise AssertionError(f"the session's calls all landed on one replica: {served}")
         print(f"scale-check:      the session's calls were served by {served}", flush=True)
@@ -341,7 +358,7 @@ async def main() -> int:
     await checks.run("mrtr: input_required on one replica, the retry on another", checks.mrtr_across_replicas)
     await checks.run("subscriptions/listen on each replica gets an update published on a fourth connection", checks.listen_on_every_replica)
     await checks.run("redis restarted: listeners resynchronized, nothing invented, serving continues", checks.redis_restart)
-    await checks.run("legacy session (mcp 1.30.0) spread over the replicas", checks.legacy_session_spread)
+    await checks.run("legacy session (mcp 1.30.0) spread over the replicas, elicitation answers forwarded", checks.legacy_session_spread)
     await checks.run("one replica killed mid-load: the others keep serving", checks.kill_one_replica_mid_load)
     print(f"scale-check: {checks.passed} passed, {checks.failed} failed", flush=True)
     return 0 if checks.failed == 0 and checks.passed > 0 else 1

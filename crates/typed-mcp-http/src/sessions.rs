@@ -8,22 +8,6 @@
 //! a call of another) and the requests the server sent the client. Sessions
 //! live in a [`SessionStore`]; the default is a [`MemorySessionStore`],
 //! bounded in count and idle time.
-//!
-//! # Replicas
-//!
-//! A store shared by replicas (the `typed-mcp-redis` crate has one) keeps
-//! each session's [`LegacySessionState`](typed_mcp::transport::LegacySessionState)
-//! (revision, client capabilities, log level, subscriptions, principal) where
-//! every replica reads it; a replica that gets a request of a session it has
-//! not seen [resumes](typed_mcp::transport::Connection::resume) it, so a
-//! dated client's lists and calls may land on any replica. What stays with
-//! the replica a request reached: that request's calls in flight (a
-//! `notifications/cancelled` reaching another replica finds nothing to
-//! cancel) and the requests the server sends the client while a call waits
-//! for input (elicitation, sampling, roots: the client's answer must reach
-//! the replica holding the call). Route a session's requests to one replica
-//! (sticky by `Mcp-Session-Id`) when its clients answer such requests or
-//! cancel calls.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -172,10 +156,26 @@ pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// Where the endpoint keeps its legacy sessions, by `Mcp-Session-Id`.
 ///
 /// The default is a [`MemorySessionStore`]; another store (one shared by
-/// replicas, say: see [Replicas](self#replicas)) is set with
+/// replicas, say) is set with
 /// [`HttpServer::session_store`](crate::HttpServer::session_store). A store
 /// that expires sessions ends them (see [`MemorySessionStore`]); one removed
 /// by `DELETE` or taken at shutdown is ended by the endpoint.
+///
+/// # Replicas
+///
+/// A store shared by replicas (the `typed-mcp-redis` crate has one) keeps
+/// each session's [`LegacySessionState`](typed_mcp::transport::LegacySessionState)
+/// (revision, client capabilities, log level, subscriptions, principal) where
+/// every replica reads it; a replica that gets a request of a session it has
+/// not seen [resumes](typed_mcp::transport::Connection::resume) it, so a
+/// dated client's lists and calls may land on any replica. A client's
+/// answer to a request the server sent it (elicitation, sampling, roots)
+/// that reaches a replica where no call waits for it is handed to the
+/// store's forwarder
+/// ([`forward_undelivered_responses`](typed_mcp::transport::Connection::forward_undelivered_responses)).
+/// What stays with the replica a request reached: that request's calls in
+/// flight (a `notifications/cancelled` reaching another replica finds
+/// nothing to cancel).
 pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Keeps `session` under `id` (128 random bits, as 32 lowercase hex
     /// digits, never reused). Refuses when no room is left.

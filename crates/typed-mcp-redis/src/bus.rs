@@ -132,7 +132,7 @@ impl UpdateBus for RedisBus {
     }
 }
 
-async fn subscribe(
+pub(crate) async fn subscribe(
     client: &redis::Client,
     channel: &str,
 ) -> redis::RedisResult<redis::aio::PubSub> {

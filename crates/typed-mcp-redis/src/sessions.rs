@@ -85,12 +85,19 @@ struct Copy {
 /// default); a `DELETE` removes it, and the other replicas' copies end at
 /// their next request for it.
 ///
-/// What stays with one replica is said in
-/// [`typed_mcp_http`'s session docs](typed_mcp_http::SessionStore): a
-/// request's calls in flight (so its `notifications/cancelled`) and the
-/// requests the server sends the client while a call waits for input.
-/// Deployments whose dated clients answer elicitation or sampling requests
-/// route each session to one replica (sticky on `Mcp-Session-Id`); the
+/// Server-to-client requests (a call of the session asks for elicitation,
+/// sampling or roots) go out on the call's own stream, from the replica
+/// running it; the client's answer may reach any replica, which forwards
+/// it (`PREFIX:session-events`) to every copy of the session, and the copy
+/// whose call waits for it takes it (request ids are random per copy, so
+/// they do not collide). A change written by one replica is announced on
+/// the same channel, so a copy holding the session's GET stream sends the
+/// new subscriptions' updates at once.
+///
+/// What stays with one replica: a request's calls in flight, so a
+/// `notifications/cancelled` that reaches another replica cancels nothing
+/// (the call runs to its end, or its deadline). Route each session to one
+/// replica (sticky on `Mcp-Session-Id`) when cancelling matters; the
 /// session still survives that replica, on any other.
 ///
 /// When Redis does not answer, an `initialize` is refused with `503`
@@ -101,8 +108,18 @@ pub struct RedisSessionStore {
     redis: Redis,
     server: Server,
     idle_timeout: Duration,
-    copies: Mutex<HashMap<String, Copy>>,
+    copies: Copies,
 }
+
+/// On `PREFIX:session-events`: `rID\nMESSAGE`, a client's response for a call
+/// waiting on some replica's copy of session ID.
+const FORWARDED_RESPONSE: u8 = b'r';
+/// On `PREFIX:session-events`: `cID`, session ID changed (its copies re-read it).
+const CHANGED: u8 = b'c';
+
+/// This replica's copies of sessions, by id (shared with the task that
+/// delivers forwarded responses).
+type Copies = Arc<Mutex<HashMap<String, Copy>>>;
 
 impl std::fmt::Debug for RedisSessionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -117,14 +134,48 @@ impl std::fmt::Debug for RedisSessionStore {
 impl RedisSessionStore {
     /// A store in `redis` whose copies serve `server` (the server the
     /// endpoint serves). Sessions expire after
-    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`] without a request.
+    /// [`DEFAULT_SESSION_IDLE_TIMEOUT`] without a request. Starts the task
+    /// that hands this replica's waiting calls the client's answers other
+    /// replicas received; must be called within a tokio runtime.
     pub fn new(redis: &Redis, server: Server) -> Self {
+        let copies: Copies = Arc::default();
+        tokio::spawn(deliver_forwarded(
+            redis.clone(),
+            redis.key(&["session-events"]),
+            Arc::downgrade(&copies),
+        ));
         RedisSessionStore {
             redis: redis.clone(),
             server,
             idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
-            copies: Mutex::default(),
+            copies,
         }
+    }
+
+    /// Sends a client's response that answers no call waiting here to the
+    /// other replicas' copies of session `id`.
+    fn forward_from(&self, id: &str, connection: &Connection) {
+        let (redis, channel, id) = (
+            self.redis.clone(),
+            self.redis.key(&["session-events"]),
+            id.to_owned(),
+        );
+        connection.forward_undelivered_responses(move |message| {
+            let mut payload = Vec::with_capacity(id.len() + 2 + message.len());
+            payload.push(FORWARDED_RESPONSE);
+            payload.extend_from_slice(id.as_bytes());
+            payload.push(b'\n');
+            payload.extend_from_slice(message);
+            let (redis, channel) = (redis.clone(), channel.clone());
+            tokio::spawn(async move {
+                let sent: redis::RedisResult<u64> = redis
+                    .query(redis::cmd("PUBLISH").arg(&channel).arg(payload))
+                    .await;
+                if let Err(e) = sent {
+                    tracing::warn!(error = %e, "could not forward a client's response to the other replicas");
+                }
+            });
+        });
     }
 
     /// Sessions expire after `idle` without a request on any replica.
@@ -209,6 +260,7 @@ impl RedisSessionStore {
         }
         let state = record.state()?;
         let connection = Arc::new(Connection::resume(self.server.clone(), state));
+        self.forward_from(id, &connection);
         let session = Session::new(connection, record.principal.clone().map(Principal::new));
         copies.insert(
             id.to_owned(),
@@ -243,6 +295,7 @@ impl SessionStore for RedisSessionStore {
                 .await;
             match stored {
                 Ok(Some(_)) => {
+                    self.forward_from(&id, session.connection());
                     self.lock().insert(id, Copy { session, record });
                     Ok(())
                 }
@@ -313,11 +366,112 @@ impl SessionStore for RedisSessionStore {
                     if let Some(copy) = self.lock().get_mut(id) {
                         copy.record = record;
                     }
+                    // Copies elsewhere (one holding the session's GET
+                    // stream, say) take the change now, not at their next
+                    // request.
+                    let mut event = vec![CHANGED];
+                    event.extend_from_slice(id.as_bytes());
+                    let sent: redis::RedisResult<u64> = self
+                        .redis
+                        .query(
+                            redis::cmd("PUBLISH")
+                                .arg(self.redis.key(&["session-events"]))
+                                .arg(event),
+                        )
+                        .await;
+                    if let Err(e) = sent {
+                        tracing::debug!(error = %e, "could not announce a session's change");
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "Redis did not keep a session's change; other replicas serve it as it was")
                 }
             }
         })
+    }
+}
+
+/// Serves `PREFIX:session-events` until the store is dropped: delivers
+/// the client responses other replicas forward to the calls waiting on this
+/// replica's copies, and refreshes copies of sessions changed elsewhere.
+/// Reconnects after an outage: a response forwarded meanwhile is lost (the
+/// call waiting for it times out as without an answer), a change is taken
+/// at the copy's next request.
+async fn deliver_forwarded(
+    redis: Redis,
+    channel: String,
+    copies: std::sync::Weak<Mutex<HashMap<String, Copy>>>,
+) {
+    use futures_util::StreamExt as _;
+    let mut backoff = Duration::from_millis(50);
+    loop {
+        let mut pubsub = match crate::bus::subscribe(&redis.client, &channel).await {
+            Ok(p) => {
+                backoff = Duration::from_millis(50);
+                p
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "Redis unreachable for session events");
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(Duration::from_secs(1));
+                if copies.strong_count() == 0 {
+                    return;
+                }
+                continue;
+            }
+        };
+        let mut messages = pubsub.on_message();
+        while let Some(message) = messages.next().await {
+            let Some(copies) = copies.upgrade() else {
+                return;
+            };
+            let payload = message.get_payload_bytes();
+            let Some((&kind, rest)) = payload.split_first() else {
+                continue;
+            };
+            let (id, response) = match rest.iter().position(|&b| b == b'\n') {
+                Some(split) => (&rest[..split], &rest[split + 1..]),
+                None => (rest, &[][..]),
+            };
+            let Ok(id) = std::str::from_utf8(id) else {
+                continue;
+            };
+            let connection = copies
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(id)
+                .map(|c| c.session.connection().clone());
+            let Some(connection) = connection else {
+                continue;
+            };
+            match kind {
+                FORWARDED_RESPONSE => {
+                    connection.deliver_forwarded(response);
+                }
+                CHANGED => {
+                    let key = redis.key(&["session", id]);
+                    let found: redis::RedisResult<Option<String>> =
+                        redis.query(redis::cmd("GET").arg(key)).await;
+                    let record = found
+                        .ok()
+                        .flatten()
+                        .and_then(|json| serde_json::from_str::<Record>(&json).ok());
+                    if let Some(record) = record {
+                        if let Some(state) = record.state() {
+                            connection.update_legacy_state(state);
+                        }
+                        if let Some(copy) =
+                            copies.lock().unwrap_or_else(|e| e.into_inner()).get_mut(id)
+                        {
+                            copy.record = record;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if copies.strong_count() == 0 {
+            return;
+        }
     }
 }

@@ -210,10 +210,23 @@ async fn forward_updates(
 }
 
 /// The requests a legacy session's server sent its client, awaiting answers.
-#[derive(Default)]
 pub(crate) struct Peer {
     next_id: AtomicU64,
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+}
+
+impl Default for Peer {
+    fn default() -> Self {
+        // Ids start at a random point (below 2^52, so they stay exact in
+        // any JSON reader): copies of one session on several replicas
+        // (a shared session store) do not hand out the same ids.
+        let mut start = [0u8; 8];
+        getrandom::fill(&mut start[2..]).expect("the operating system's random source failed");
+        Peer {
+            next_id: AtomicU64::new(u64::from_be_bytes(start) >> 4),
+            waiting: Mutex::default(),
+        }
+    }
 }
 
 impl Peer {

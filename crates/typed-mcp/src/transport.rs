@@ -570,6 +570,9 @@ pub struct Connection {
     pub(crate) session: OnceLock<Arc<LegacySession>>,
     /// Where the session's server-initiated messages go.
     server_stream: Arc<Mutex<Option<Outbox>>>,
+    /// Where a client's response that answers no request waiting here goes
+    /// (see [`forward_undelivered_responses`](Self::forward_undelivered_responses)).
+    undelivered: OnceLock<Box<dyn Fn(&[u8]) + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -589,6 +592,7 @@ impl Connection {
             tasks: Tasks::default(),
             session: OnceLock::new(),
             server_stream: Arc::default(),
+            undelivered: OnceLock::new(),
         }
     }
 
@@ -623,6 +627,34 @@ impl Connection {
     pub fn update_legacy_state(&self, state: LegacySessionState) {
         if let Some(session) = self.session.get() {
             session.replace(state.facts, state.subscriptions);
+        }
+    }
+
+    /// Hands `forward` every response of the client (to a request the
+    /// server sent it) that answers no request waiting on this connection:
+    /// with a session shared by replicas, the call waiting for it may be on
+    /// another replica's copy, which [`deliver_forwarded`](Self::deliver_forwarded)
+    /// gives it to. Set once; later calls are ignored.
+    pub fn forward_undelivered_responses(&self, forward: impl Fn(&[u8]) + Send + Sync + 'static) {
+        let _ = self.undelivered.set(Box::new(forward));
+    }
+
+    /// Delivers a client's response that another copy of this session
+    /// forwarded to the request waiting for it here; false when none waits
+    /// (it is not forwarded again).
+    pub fn deliver_forwarded(&self, message: &[u8]) -> bool {
+        let Some(session) = self.session.get() else {
+            return false;
+        };
+        let facts = session.facts();
+        let context = RouteContext {
+            headers: None,
+            lists: None,
+            session: Some(&facts),
+        };
+        match self.server.router().route(message, &context) {
+            Decision::Drop(Dropped::Response(response)) => session.peer.deliver(response),
+            _ => false,
         }
     }
 
@@ -725,7 +757,14 @@ impl Connection {
             Decision::Drop(Dropped::Response(response)) => {
                 let delivered = self.session.get().is_some_and(|s| s.peer.deliver(response));
                 if !delivered {
-                    tracing::debug!("a response from the client answered no waiting request");
+                    match self.undelivered.get() {
+                        // Another copy of the session (on another replica)
+                        // may hold the waiting call.
+                        Some(forward) => forward(message),
+                        None => tracing::debug!(
+                            "a response from the client answered no waiting request"
+                        ),
+                    }
                 }
                 Accepted::Dropped
             }
