@@ -28,6 +28,8 @@
 //! capability, an input schema carried verbatim, an `x-mcp-header`
 //! parameter, a completer) are declared by hand and listed alongside.
 
+mod tasks;
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -872,6 +874,13 @@ fn server() -> Result<Server, typed_mcp::BuildError> {
             test_input_required_result_capabilities,
             json_schema_2020_12_tool(),
             test_header_region(),
+            tasks::greet,
+            tasks::slow_compute,
+            tasks::failing_job,
+            tasks::protocol_error_job,
+            tasks::confirm_delete,
+            tasks::multi_input,
+            tasks::test_tool_with_task,
         ])
         .resources(resources![
             static_text,

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
 use crate::SUPPORTED_VERSIONS;
@@ -108,6 +108,10 @@ pub struct ToolEntry {
     pub allow_undocumented_inputs: bool,
     /// Parameters mirrored into `Mcp-Param-*` headers (derived from `x-mcp-header`).
     pub header_params: Vec<HeaderParam>,
+    /// Extensions every call needs the client to declare (by identifier, e.g.
+    /// `io.modelcontextprotocol/tasks` for a tool that only runs as a task);
+    /// a call whose `_meta` does not declare them is refused with `-32021`.
+    pub required_client_extensions: Vec<String>,
 }
 
 impl ToolEntry {
@@ -118,7 +122,16 @@ impl ToolEntry {
             required_client_capabilities: Vec::new(),
             allow_undocumented_inputs: false,
             header_params: Vec::new(),
+            required_client_extensions: Vec::new(),
         }
+    }
+
+    /// Refuses calls whose `_meta` does not declare this extension (by
+    /// identifier) in its client capabilities.
+    #[must_use]
+    pub fn with_required_client_extension(mut self, id: impl Into<String>) -> Self {
+        self.required_client_extensions.push(id.into());
+        self
     }
 
     /// Refuses calls whose `_meta` does not declare this top-level client
@@ -456,6 +469,9 @@ pub struct CatalogOptions {
     /// Advertise `logging` (the runtime sends `notifications/message` to requests
     /// that ask with `_meta.logLevel`).
     pub logging: bool,
+    /// Extensions announced under `capabilities.extensions` in
+    /// `server/discover`, by identifier, with their settings.
+    pub extensions: Map<String, Value>,
 }
 
 impl CatalogOptions {
@@ -467,7 +483,17 @@ impl CatalogOptions {
             page_size: 100,
             list_cache: CacheHint::PUBLIC_HOUR,
             logging: true,
+            extensions: Map::new(),
         }
+    }
+
+    /// Announces an extension (by identifier, e.g.
+    /// `io.modelcontextprotocol/tasks`) with its settings (an empty object
+    /// when it has none) under `capabilities.extensions` in `server/discover`.
+    #[must_use]
+    pub fn with_extension(mut self, id: impl Into<String>, settings: Map<String, Value>) -> Self {
+        self.extensions.insert(id.into(), Value::Object(settings));
+        self
     }
 
     /// Sets the guidance for the model.
@@ -598,6 +624,7 @@ impl Catalog {
             ),
             completions: completable.then(Default::default),
             logging: options.logging.then(Default::default),
+            extensions: (!options.extensions.is_empty()).then(|| options.extensions.clone()),
             ..Default::default()
         };
         let page_size = options.page_size.max(1);

@@ -73,7 +73,10 @@
 //! unknown resource) → 200, as it is an answer about the request's content;
 //! `-32603` → 500.
 
+mod extension;
 mod legacy;
+
+pub use extension::ExtensionMethod;
 
 use std::collections::BTreeMap;
 
@@ -320,6 +323,14 @@ pub enum Target {
         /// Values already chosen for other arguments.
         context: BTreeMap<String, String>,
     },
+    /// A method an extension adds ([`Router::with_extension_method`]).
+    Extension {
+        /// Index into [`Router::extension_methods`].
+        index: usize,
+        /// The request's params without `_meta` (its envelope is
+        /// [`Call::meta`]); the runtime reads them.
+        params: Map<String, Value>,
+    },
 }
 
 /// The declaration that serves a resource URI.
@@ -352,6 +363,8 @@ pub struct Router {
     limits: Limits,
     /// Serve the dated revisions (`initialize`, sessions) beside 2026-07-28.
     legacy: bool,
+    /// Methods extensions add, in registration order.
+    extensions: Vec<ExtensionMethod>,
 }
 
 #[derive(Deserialize)]
@@ -404,7 +417,41 @@ impl Router {
             catalog,
             limits,
             legacy: true,
+            extensions: Vec::new(),
         }
+    }
+
+    /// Serves a method an extension adds (on the 2026-07-28 ladder only):
+    /// such a request passes the envelope and header rungs like any other,
+    /// `Mcp-Name` is checked against [`ExtensionMethod::name_param`], the
+    /// extension's declaration is required when
+    /// [`ExtensionMethod::requires_client_extension`], and the call is
+    /// [`Target::Extension`] with its params. A method the core serves
+    /// itself cannot be taken over: it is served as before, and
+    /// [`Router::extension_methods`] does not list it.
+    #[must_use]
+    pub fn with_extension_method(mut self, method: ExtensionMethod) -> Self {
+        let core = self.shared_method(&method.method).is_some()
+            || [
+                methods::DISCOVER,
+                methods::SUBSCRIPTIONS_LISTEN,
+                methods::INITIALIZE,
+            ]
+            .contains(&method.method.as_str());
+        if !core && self.extension_index(&method.method).is_none() {
+            self.extensions.push(method);
+        }
+        self
+    }
+
+    /// The extension methods served, in registration order (the index of
+    /// [`Target::Extension`]).
+    pub fn extension_methods(&self) -> &[ExtensionMethod] {
+        &self.extensions
+    }
+
+    fn extension_index(&self, method: &str) -> Option<usize> {
+        self.extensions.iter().position(|m| m.method == method)
     }
 
     /// Whether to serve clients of the dated revisions ([`LEGACY_VERSIONS`]:
@@ -710,6 +757,7 @@ impl Router {
                 None => None,
             },
             (methods::DISCOVER, None) => Some(answer_raw(id, &self.catalog.discover_result)),
+            (m, None) if self.extension_index(m).is_some() => None,
             (methods::SUBSCRIPTIONS_LISTEN, None) => {
                 let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe) == Some(true);
                 if !subscribe {
@@ -760,6 +808,19 @@ impl Router {
             if let Some(key) = key {
                 check_name_header(h, params.get(key))?;
             }
+        }
+        if let Some(index) = self.extension_index(method) {
+            let extension = &self.extensions[index];
+            extension.check_name(headers, params)?;
+            extension.check_client(&meta)?;
+            let params = std::mem::take(params);
+            return Ok(Decision::Invoke(Box::new(Call {
+                id: seen.id.clone(),
+                meta,
+                target: Target::Extension { index, params },
+                input_responses: None,
+                request_state: None,
+            })));
         }
 
         // Rungs 15-19, per method. From the moment its target is known, a
@@ -996,7 +1057,17 @@ impl Router {
             .filter(|c| !meta.client_capabilities.has(c))
             .collect();
         if missing.is_empty() {
-            return Ok(());
+            return match entry
+                .required_client_extensions
+                .iter()
+                .find(|e| !meta.client_capabilities.has_extension(e))
+            {
+                None => Ok(()),
+                Some(extension) => Err(extension::missing_extension(
+                    extension,
+                    &format!("tool {:?} is", entry.tool.name),
+                )),
+            };
         }
         let required: Map<String, Value> =
             missing.iter().map(|c| ((*c).clone(), json!({}))).collect();

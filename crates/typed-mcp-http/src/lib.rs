@@ -242,6 +242,9 @@ impl HttpServer {
     /// needs [`require_authentication`](Self::require_authentication) (see
     /// [the crate docs](crate#exposure-who-can-reach-the-endpoint)).
     pub fn new(server: Server, local_addr: SocketAddr) -> Self {
+        // A server's heartbeat interval, when it has one, paces the
+        // keep-alive comments too.
+        let sse_keep_alive = server.heartbeat().unwrap_or(DEFAULT_SSE_KEEP_ALIVE);
         HttpServer {
             server,
             local_addr,
@@ -254,7 +257,7 @@ impl HttpServer {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
             session_store: None,
-            sse_keep_alive: DEFAULT_SSE_KEEP_ALIVE,
+            sse_keep_alive,
             #[cfg(feature = "oauth")]
             oauth: None,
         }
@@ -392,8 +395,9 @@ impl HttpServer {
 
     /// How long an SSE response (a POST's stream of either era, a session's
     /// `GET` stream) goes without a message before it sends a `: keep-alive`
-    /// comment, so proxies do not cut it as idle: default
-    /// [`DEFAULT_SSE_KEEP_ALIVE`] (15 seconds).
+    /// comment, so proxies do not cut it as idle: by default the server's
+    /// heartbeat interval (`ServerBuilder::heartbeat`), or
+    /// [`DEFAULT_SSE_KEEP_ALIVE`] (15 seconds) when heartbeats are off.
     pub fn sse_keep_alive(mut self, every: Duration) -> Self {
         self.sse_keep_alive = every;
         self

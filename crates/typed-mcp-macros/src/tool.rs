@@ -23,6 +23,8 @@ const KEYS: &[&str] = &[
     "timeout",
     "timeout_ms",
     "caps",
+    "task",
+    "task_inline",
 ];
 
 /// What `#[tool(...)]` says.
@@ -38,6 +40,11 @@ struct ToolArgs {
     /// Each capability's name, and its path (referenced, so a misspelt
     /// constant fails to compile).
     caps: Vec<(String, syn::Path)>,
+    /// `task` (optional) or `task = "required"`: whether a call may run as a
+    /// task, and whether only a task will do.
+    task: Option<bool>,
+    /// `task_inline = "200ms"`: how long a task call runs inline first.
+    task_inline_ms: Option<u64>,
 }
 
 impl ToolArgs {
@@ -95,8 +102,50 @@ impl ToolArgs {
                     out.timeout_ms = ms.filter(|&ms| ms > 0);
                 }
                 "caps" => out.caps = read_caps(cx, &arg),
+                "task" => {
+                    out.task = match &arg.value {
+                        Some(syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Str(s),
+                            ..
+                        })) => match s.value().as_str() {
+                            "optional" => Some(false),
+                            "required" => Some(true),
+                            other => {
+                                cx.error_spanned_by(
+                                    s,
+                                    format!(
+                                        "`task` is \"optional\" or \"required\", found {other:?}: write `task` (a plain call or a task) or `task = \"required\"` (a task only)"
+                                    ),
+                                );
+                                None
+                            }
+                        },
+                        _ => reader.flag(&arg).and_then(|on| on.then_some(false)),
+                    };
+                }
+                "task_inline" => {
+                    out.task_inline_ms = reader.string(&arg).and_then(|lit| {
+                        let ms = parse_duration_ms(&lit.value());
+                        if ms.is_none() {
+                            cx.error_spanned_by(
+                                &lit,
+                                format!(
+                                    "cannot read the duration {:?}: write a whole number and a unit, such as \"200ms\" or \"2s\"",
+                                    lit.value()
+                                ),
+                            );
+                        }
+                        ms
+                    });
+                }
                 _ => unreachable!("every valid key is handled"),
             }
+        }
+        if out.task_inline_ms.is_some() && out.task.is_none() {
+            cx.error_at(
+                Span::call_site(),
+                "`task_inline` applies to a task-capable tool: add `task` (or `task = \"required\"`)",
+            );
         }
         if out.read_only && out.destructive == Some(true) {
             cx.error_at(
@@ -400,6 +449,23 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
         None => quote!(::core::option::Option::None),
     };
     let caps = caps_expr(&args.caps);
+    let task = match args.task {
+        None => quote!(::core::option::Option::None),
+        Some(required) => {
+            let support = if required {
+                quote!(::typed_mcp::tasks::TaskSupport::required())
+            } else {
+                quote!(::typed_mcp::tasks::TaskSupport::optional())
+            };
+            let support = match args.task_inline_ms {
+                Some(ms) => {
+                    quote!(#support.inline_window(::core::time::Duration::from_millis(#ms)))
+                }
+                None => support,
+            };
+            quote!(::core::option::Option::Some(#support))
+        }
+    };
     let constructor = if function.is_async {
         quote!(#p::tool_async)
     } else {
@@ -433,6 +499,7 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
                     open_world: #open_world,
                     timeout_ms: #timeout_ms,
                     caps: #caps,
+                    task: #task,
                     checks: || {
                         #[allow(unused_imports)]
                         use #p::{GardeRules as _, NoRules as _};

@@ -185,6 +185,10 @@ impl std::fmt::Debug for ToolContext {
     }
 }
 
+/// How much a heartbeat adds to the last progress value: small, so the
+/// handler's own next value still exceeds it.
+pub(crate) const HEARTBEAT_STEP: f64 = 0.001;
+
 impl ToolContext {
     pub(crate) fn new(
         request_id: RequestId,
@@ -642,6 +646,25 @@ impl ToolContext {
         params.message = message.map(str::to_owned);
         self.emit(encode::notification(methods::PROGRESS, &params))
             .await
+    }
+
+    /// The last progress value sent for this call, if any.
+    pub(crate) fn last_progress(&self) -> Option<f64> {
+        *self
+            .inner
+            .last_progress
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A heartbeat (see `ServerBuilder::heartbeat`): the last progress value
+    /// (0 before any) plus [`HEARTBEAT_STEP`], so the value still increases as
+    /// the protocol requires, with no total. Returns whether it was sent.
+    pub(crate) async fn heartbeat(&self) -> bool {
+        let next = self
+            .last_progress()
+            .map_or(0.0, |last| last + HEARTBEAT_STEP);
+        self.progress(next, None, Some("still working")).await
     }
 
     /// Sends `notifications/message` if the request asked for log messages at

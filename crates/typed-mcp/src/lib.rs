@@ -69,7 +69,10 @@
 //!   W3C trace);
 //! - [`schema`]: the schemas the macros derive, for hand-written declarations;
 //! - [`transport`] and [`middleware`]: the seams for transports and for tower
-//!   layers around handlers;
+//!   layers around handlers; [`extension`]: methods the core does not model,
+//!   announced under `capabilities.extensions`;
+//! - [`tasks`]: long-running calls as tasks (the Tasks extension), kept in a
+//!   [`TaskStore`](tasks::TaskStore) of the application's choice;
 //! - `testing` (feature `testing`): an in-process client for tests.
 
 #![doc = include_str!("features.md")]
@@ -81,6 +84,7 @@ mod answer;
 pub mod capability;
 mod context;
 pub mod declare;
+pub mod extension;
 pub mod middleware;
 mod pipeline;
 pub mod receipt;

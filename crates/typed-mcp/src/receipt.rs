@@ -68,6 +68,10 @@ pub struct Receipt {
     /// Absent when the request was refused before its revision was known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol_version: Option<String>,
+    /// For a call that ran as a task (the Tasks extension), the task's id:
+    /// the receipt is left when the task ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_id: Option<String>,
 }
 
 /// How a call ended.

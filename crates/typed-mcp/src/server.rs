@@ -164,6 +164,12 @@ pub struct ServerBuilder {
     layers: Vec<BoxedLayer>,
     legacy_clients: bool,
     input_wait: Duration,
+    /// Extensions the application serves (`ServerBuilder::extension`).
+    pub(crate) extensions: Vec<crate::extension::Extension>,
+    /// Where tasks live and how long they are kept (`ServerBuilder::task_store`).
+    pub(crate) task_settings: crate::tasks::TaskSettings,
+    /// The interval of progress heartbeats (`ServerBuilder::heartbeat`).
+    pub(crate) heartbeat: Option<Duration>,
 }
 
 impl std::fmt::Debug for ServerBuilder {
@@ -575,6 +581,17 @@ impl ServerBuilder {
         self.resolve_allowed()?;
         let redactor = std::mem::replace(&mut self.redactor, Ok(Redactor::default()))
             .map_err(BuildError::InvalidSecretValues)?;
+        // The Tasks extension is served when a declaration may run as a task.
+        let tasks = crate::tasks::runtime_for(&self.tools, &mut self.task_settings);
+        if let Some(tasks) = &tasks {
+            self.extensions.push(crate::tasks::extension(tasks.clone()));
+        }
+        for extension in &self.extensions {
+            self.options.extensions.insert(
+                extension.id.clone(),
+                serde_json::Value::Object(extension.settings.clone()),
+            );
+        }
         let mut tool_entries = Vec::with_capacity(self.tools.len());
         let mut tool_handlers = Vec::with_capacity(self.tools.len());
         for t in self.tools {
@@ -584,6 +601,7 @@ impl ServerBuilder {
                 timeout: t.timeout.or(self.default_timeout),
                 asks_input: t.asks_input,
                 caps: t.capabilities.into(),
+                task: t.task,
             });
         }
         let mut resource_entries = Vec::new();
@@ -627,6 +645,24 @@ impl ServerBuilder {
                     })
             })
             .map(std::sync::Mutex::new);
+        let mut router = Router::new(catalog, self.limits).with_legacy_clients(self.legacy_clients);
+        for (rule, _) in self.extensions.iter().flat_map(|e| &e.methods) {
+            router = router.with_extension_method(rule.clone());
+        }
+        // One handler per method the router serves, in its order (the first
+        // extension to name a method serves it).
+        let extension_handlers = router
+            .extension_methods()
+            .iter()
+            .map(|served| {
+                self.extensions
+                    .iter()
+                    .flat_map(|e| &e.methods)
+                    .find(|(rule, _)| rule.method == served.method)
+                    .map(|(_, handler)| handler.clone())
+                    .expect("the router serves only methods an extension gave")
+            })
+            .collect();
         let server = Server {
             inner: Arc::new(Inner {
                 admission: Admission::new(
@@ -637,7 +673,10 @@ impl ServerBuilder {
                 drain_timeout: self.drain_timeout,
                 default_timeout: self.default_timeout,
                 layers,
-                router: Router::new(catalog, self.limits).with_legacy_clients(self.legacy_clients),
+                router,
+                extensions: extension_handlers,
+                tasks,
+                heartbeat: self.heartbeat,
                 input_wait: self.input_wait,
                 tools: tool_handlers,
                 resources: resource_handlers,
@@ -743,10 +782,18 @@ pub(crate) struct ToolSlot {
     pub(crate) timeout: Option<Duration>,
     pub(crate) asks_input: bool,
     pub(crate) caps: Arc<[Capability]>,
+    /// Whether and how a call may run as a task.
+    pub(crate) task: Option<crate::tasks::TaskSupport>,
 }
 
 pub(crate) struct Inner {
     pub(crate) router: Router,
+    /// The handlers of the router's extension methods, in its order.
+    pub(crate) extensions: Vec<crate::extension::ExtensionHandler>,
+    /// The task runtime, when a declaration may run as a task.
+    pub(crate) tasks: Option<Arc<crate::tasks::TaskRuntime>>,
+    /// The interval of progress heartbeats for calls with a progress token.
+    pub(crate) heartbeat: Option<Duration>,
     pub(crate) tools: Vec<ToolSlot>,
     pub(crate) resources: Vec<(ResourceHandler, Arc<[Capability]>)>,
     pub(crate) templates: Vec<(ResourceHandler, Option<Completer>, Arc<[Capability]>)>,
@@ -836,6 +883,9 @@ impl Server {
             layers: Vec::new(),
             legacy_clients: true,
             input_wait: ServerBuilder::DEFAULT_INPUT_WAIT,
+            extensions: Vec::new(),
+            task_settings: crate::tasks::TaskSettings::default(),
+            heartbeat: Some(ServerBuilder::DEFAULT_HEARTBEAT),
         }
     }
 
@@ -892,6 +942,12 @@ impl Server {
     /// The message limits.
     pub fn limits(&self) -> Limits {
         self.inner.router.limits()
+    }
+
+    /// The interval of progress heartbeats
+    /// ([`ServerBuilder::heartbeat`]); `None` when they are off.
+    pub fn heartbeat(&self) -> Option<Duration> {
+        self.inner.heartbeat
     }
 
     /// The secret values this server redacts (see

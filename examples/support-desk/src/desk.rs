@@ -11,7 +11,7 @@ use typed_mcp::{
     resources, tool, tools,
 };
 
-use crate::model::{Comment, DeskError, Exported, SearchResults, Ticket, TicketId};
+use crate::model::{Comment, DeskError, Exported, Reindexed, SearchResults, Ticket, TicketId};
 use crate::store::Store;
 
 /// Changing a ticket's state: closing it. Granted with `--allow desk.write`
@@ -69,6 +69,7 @@ impl Desk {
                 desk.close_ticket,
                 desk.attach_file,
                 desk.export_ticket,
+                desk.rebuild_search_index,
             ])
             .resources(resources![desk.ticket])
             .prompts(prompts![desk.triage])
@@ -209,6 +210,49 @@ impl Desk {
         })
         .await??;
         Ok(Exported { path, bytes })
+    }
+
+    /// Rebuild the full-text search index of every ticket, in batches, then merge it.
+    ///
+    /// Maintenance after a bulk import or a suspected index fault: searches keep working
+    /// meanwhile. On a large desk this takes a while, so a client that supports the tasks
+    /// extension gets a task to poll instead of waiting; the result reports how many tickets
+    /// were reindexed.
+    ///
+    /// # Arguments
+    /// * `batch_size` - Tickets rebuilt per transaction, from 1 to 1000.
+    /// * `pause_ms` - Pause between batches in milliseconds (0 to 10000), leaving the database to other writers.
+    #[tool(
+        title = "Rebuild the search index",
+        destructive = false,
+        idempotent,
+        open_world = false,
+        task
+    )]
+    async fn rebuild_search_index(
+        &self,
+        ctx: ToolContext,
+        #[arg(default = 100)]
+        #[schemars(range(min = 1, max = 1000))]
+        batch_size: u32,
+        #[arg(default = 0)]
+        #[schemars(range(max = 10000))]
+        pause_ms: u32,
+    ) -> Result<Reindexed, DeskError> {
+        let ids = self.store.ticket_ids().await?;
+        let total = ids.len() as f64;
+        let (mut tickets, mut batches) = (0, 0);
+        for (n, batch) in ids.chunks(batch_size.max(1) as usize).enumerate() {
+            if n > 0 && pause_ms > 0 {
+                tokio::time::sleep(std::time::Duration::from_millis(pause_ms.into())).await;
+            }
+            tickets += self.store.reindex(batch.to_vec()).await?;
+            batches += 1;
+            ctx.progress(tickets as f64, Some(total), Some("reindexing tickets"))
+                .await;
+        }
+        self.store.optimize_index().await?;
+        Ok(Reindexed { tickets, batches })
     }
 
     /// Add a comment to a ticket, open or closed: a finding, a reply to the customer, a next step.

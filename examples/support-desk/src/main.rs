@@ -41,6 +41,7 @@ use typed_mcp::receipt::JsonLinesSink;
 use typed_mcp::{Server, transport::Shutdown};
 use typed_mcp_http::HttpServer;
 use typed_mcp_http::oauth::{Introspection, JwtVerifier, OAuth};
+use typed_mcp_sqlite::SqliteTaskStore;
 
 use crate::desk::Desk;
 use crate::rate_limit::RateLimit;
@@ -128,7 +129,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::open(&cli.db)
         .map_err(|e| format!("cannot open the database {}: {e}", cli.db.display()))?;
     let desk = Arc::new(Desk::new(store));
-    let mut server = desk.server().allow(&cli.allow);
+    // Tasks (the search-index rebuild) live in the desk's own database, so
+    // a finished task's result survives a restart.
+    let tasks = SqliteTaskStore::open(&cli.db)
+        .map_err(|e| format!("cannot open the task table in {}: {e}", cli.db.display()))?;
+    let mut server = desk.server().allow(&cli.allow).task_store(tasks);
     if let Some(path) = &cli.receipts {
         let sink = JsonLinesSink::create(path)
             .map_err(|e| format!("cannot open the receipts file {}: {e}", path.display()))?;

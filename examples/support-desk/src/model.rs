@@ -137,6 +137,15 @@ pub(crate) struct SearchHit {
     pub(crate) snippet: String,
 }
 
+/// What a rebuild of the search index did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub(crate) struct Reindexed {
+    /// Tickets whose index rows were rebuilt.
+    pub(crate) tickets: usize,
+    /// Transactions it took.
+    pub(crate) batches: usize,
+}
+
 /// The result of a search.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub(crate) struct SearchResults {

@@ -220,6 +220,59 @@ impl Store {
         .await
     }
 
+    /// Every ticket's id, in order (for batch jobs).
+    pub(crate) async fn ticket_ids(&self) -> Result<Vec<i64>, DeskError> {
+        self.read(|conn| {
+            let mut query = conn.prepare("SELECT id FROM tickets ORDER BY id")?;
+            let ids = query.query_map([], |r| r.get(0))?;
+            Ok(ids.collect::<Result<Vec<i64>, _>>()?)
+        })
+        .await
+    }
+
+    /// Rebuilds the search-index rows of these tickets in one transaction;
+    /// returns how many tickets it found.
+    pub(crate) async fn reindex(&self, ids: Vec<i64>) -> Result<usize, DeskError> {
+        self.write(move |tx| {
+            let mut rebuilt = 0;
+            for id in ids {
+                let row: Option<(String, String)> = tx
+                    .query_row("SELECT title, body FROM tickets WHERE id = ?1", [id], |r| {
+                        Ok((r.get(0)?, r.get(1)?))
+                    })
+                    .optional()?;
+                let Some((title, body)) = row else {
+                    continue;
+                };
+                // The 'delete' command needs the indexed values; the row's own
+                // are what the triggers indexed.
+                tx.execute(
+                    "INSERT INTO tickets_fts (tickets_fts, rowid, title, body) VALUES ('delete', ?1, ?2, ?3)",
+                    (id, &title, &body),
+                )?;
+                tx.execute(
+                    "INSERT INTO tickets_fts (rowid, title, body) VALUES (?1, ?2, ?3)",
+                    (id, &title, &body),
+                )?;
+                rebuilt += 1;
+            }
+            Ok(rebuilt)
+        })
+        .await
+    }
+
+    /// Merges the search index's segments (after a rebuild).
+    pub(crate) async fn optimize_index(&self) -> Result<(), DeskError> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO tickets_fts (tickets_fts) VALUES ('optimize')",
+                [],
+            )?;
+            Ok(())
+        })
+        .await
+    }
+
     /// Adds a comment to a ticket, open or closed.
     pub(crate) async fn add_comment(
         &self,

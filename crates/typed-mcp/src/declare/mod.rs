@@ -224,6 +224,8 @@ pub struct ToolDecl {
     pub(crate) asks_input: bool,
     /// Why `Server::build` refuses this declaration's schema, if it does.
     pub(crate) schema_fault: Option<String>,
+    /// Whether and how a call may run as a task.
+    pub(crate) task: Option<crate::tasks::TaskSupport>,
 }
 
 impl ToolDecl {
@@ -239,7 +241,13 @@ impl ToolDecl {
             schema_fault: None,
             timeout: None,
             capabilities: Vec::new(),
+            task: None,
         }
+    }
+
+    /// Whether and how a call may run as a task (see [`tasks`](crate::tasks)).
+    pub fn task_support(&self) -> Option<crate::tasks::TaskSupport> {
+        self.task
     }
 
     /// The descriptor `tools/list` serves.
@@ -275,6 +283,7 @@ pub struct ToolBuilder {
     allow_undocumented_inputs: bool,
     timeout: Option<Duration>,
     capabilities: Vec<Capability>,
+    task: Option<crate::tasks::TaskSupport>,
     /// Set by the typed layer when the derived schema cannot be served:
     /// `Server::build` refuses the declaration with it.
     pub(crate) schema_fault: Option<String>,
@@ -332,6 +341,15 @@ impl ToolBuilder {
 
     capability_methods!("a call");
 
+    /// Lets a call run as a task (the Tasks extension; see
+    /// [`tasks`](crate::tasks)): `TaskSupport::optional()` when a plain call
+    /// is served too, `TaskSupport::required()` when only a task will do.
+    /// The handler stays the same function.
+    pub fn task(mut self, support: crate::tasks::TaskSupport) -> Self {
+        self.task = Some(support);
+        self
+    }
+
     /// Finishes the declaration with its handler: an async function of the
     /// arguments object and the call's context, whose future yields
     /// `Result<CallToolResult, ToolError>`, or `Result<Answer<CallToolResult>,
@@ -348,6 +366,9 @@ impl ToolBuilder {
         let mut entry = ToolEntry::new(self.tool);
         entry.required_client_capabilities = self.required_client_capabilities;
         entry.allow_undocumented_inputs = self.allow_undocumented_inputs;
+        if self.task.is_some_and(|t| t.is_required()) {
+            entry = entry.with_required_client_extension(crate::tasks::EXTENSION_ID);
+        }
         ToolDecl {
             entry,
             handler,
@@ -355,6 +376,7 @@ impl ToolBuilder {
             capabilities: self.capabilities,
             asks_input,
             schema_fault: self.schema_fault,
+            task: self.task,
         }
     }
 }

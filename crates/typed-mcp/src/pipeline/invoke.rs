@@ -138,7 +138,7 @@ impl Server {
 
     /// The error a call answers when its handler stage stopped without a
     /// value (for tools, a timeout is a tool error instead: see the tool arm).
-    fn stopped(
+    pub(super) fn stopped(
         &self,
         kind: &'static str,
         name: &str,
@@ -173,7 +173,7 @@ impl Server {
     }
 
     #[allow(clippy::too_many_arguments)]
-    async fn invoke_target(
+    pub(super) async fn invoke_target(
         &self,
         id: &RequestId,
         target: Target,
@@ -369,6 +369,10 @@ impl Server {
                 }
             }
             Target::Listen { filter } => Ok(subscribe::listen(self, id, filter, ctx).await),
+            Target::Extension { index, params } => {
+                self.invoke_extension(id, index, params, ctx, slot, outcome)
+                    .await
+            }
             Target::Complete {
                 target,
                 argument,

@@ -37,9 +37,12 @@
 //! 15. **encode** — a typed [`Message`](crate::transport::Message) to the
 //!     transport's [`Outbox`].
 
+mod extension;
+mod heartbeat;
 mod invoke;
 mod record;
 pub(crate) mod registry;
+mod task;
 
 use std::any::Any;
 use std::panic::AssertUnwindSafe;
@@ -377,28 +380,54 @@ impl Connection {
                     input_responses,
                     request_state,
                 } = *call;
+                // A call that runs as a task outlives its request: it gets a
+                // cancellation of its own, and no stream to notify on.
+                let task = server.task_support_for(&target, &meta);
+                let task_cancel = task.map(|_| CancellationToken::new());
                 let ctx = ToolContext::new(
                     id.clone(),
                     meta,
-                    token,
-                    outbox.clone(),
+                    task_cancel.clone().unwrap_or_else(|| token.clone()),
+                    match task {
+                        Some(_) => Outbox::channel().0,
+                        None => outbox.clone(),
+                    },
                     input_responses,
                     principal,
                     server.redactor().clone(),
                 );
                 ctx.set_trace(trace);
                 let legacy = is_legacy_version(&ctx.meta().protocol_version);
-                let mut reply = server
-                    .invoke(
-                        &id,
-                        target,
-                        request_state,
-                        ctx.clone(),
-                        record,
-                        slot,
-                        session.as_ref(),
-                    )
-                    .await;
+                let mut reply = match (task, task_cancel) {
+                    (Some(support), Some(task_cancel)) => {
+                        server
+                            .call_as_task(
+                                &id,
+                                target,
+                                request_state,
+                                ctx.clone(),
+                                task_cancel,
+                                token,
+                                record,
+                                slot,
+                                support,
+                            )
+                            .await
+                    }
+                    _ => {
+                        let interval = server.inner.heartbeat.filter(|_| !listen);
+                        let call = server.invoke(
+                            &id,
+                            target,
+                            request_state,
+                            ctx.clone(),
+                            record,
+                            slot,
+                            session.as_ref(),
+                        );
+                        heartbeat::with_heartbeat(&ctx, interval, call).await
+                    }
+                };
                 // A dated client gets the result in its revision's shape.
                 if legacy {
                     let version = &ctx.meta().protocol_version;

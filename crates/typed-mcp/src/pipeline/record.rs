@@ -70,7 +70,7 @@ impl Server {
             Target::Resource { uri, matched } => {
                 self.subject_of(&DeclarationRef::Resource { uri, matched })
             }
-            Target::Listen { .. } | Target::Complete { .. } => None,
+            Target::Listen { .. } | Target::Complete { .. } | Target::Extension { .. } => None,
         }
     }
 
@@ -228,6 +228,20 @@ impl CallRecord {
         &self.span
     }
 
+    /// Names the task the call runs as, and makes the task's own
+    /// cancellation the one whose state [`finish`](Self::finish) reads (the
+    /// creating request is answered long before the task ends).
+    pub(crate) fn run_as_task(
+        &mut self,
+        task_id: &str,
+        cancel: &tokio_util::sync::CancellationToken,
+    ) {
+        if let Some(receipt) = &mut self.pending {
+            receipt.task_id = Some(task_id.to_owned());
+        }
+        self.cancel = Some(cancel.clone());
+    }
+
     pub(crate) fn finish(mut self, outcome: Outcome) {
         // A call cancelled while finishing gets no response: say so.
         let outcome = if self.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
@@ -310,6 +324,9 @@ impl Server {
         let method = match (&subject, &call.target) {
             (Some(s), _) => s.method,
             (None, Target::Listen { .. }) => "subscriptions/listen",
+            (None, Target::Extension { index, .. }) => {
+                self.router().extension_methods()[*index].method.as_str()
+            }
             (None, _) => "completion/complete",
         };
         let trace = TraceContext::from_meta(&call.meta);
@@ -388,6 +405,7 @@ impl Server {
                 duration_us: 0,
                 trace_id: trace.trace_id().to_string(),
                 protocol_version: protocol_version.map(str::to_owned),
+                task_id: None,
             });
         let record = CallRecord {
             server: self.clone(),

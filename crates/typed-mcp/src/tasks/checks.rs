@@ -98,10 +98,7 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         "another owner's cancel must leave the task working"
     );
     assert_eq!(
-        store
-            .get(&TaskOwner::anonymous(), &id)
-            .await
-            .expect("get"),
+        store.get(&TaskOwner::anonymous(), &id).await.expect("get"),
         None,
         "an anonymous caller must not see a principal's task"
     );
@@ -153,8 +150,17 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         TaskStatus::InputRequired,
         "a partial answer keeps the task input_required"
     );
-    let outstanding: Vec<&String> = after.input_requests.as_ref().expect("still outstanding").keys().collect();
-    assert_eq!(outstanding, vec!["second"], "only the unanswered key stays outstanding");
+    let outstanding: Vec<&String> = after
+        .input_requests
+        .as_ref()
+        .expect("still outstanding")
+        .keys()
+        .collect();
+    assert_eq!(
+        outstanding,
+        vec!["second"],
+        "only the unanswered key stays outstanding"
+    );
     assert!(
         !after.input_responses.contains_key("never-asked"),
         "an answer to a key never asked must be ignored"
@@ -173,7 +179,11 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
     );
     assert_eq!(after.input_requests, None);
     let keys: Vec<&String> = after.input_responses.keys().collect();
-    assert_eq!(keys, vec!["first", "second"], "both answers wait for the runner");
+    assert_eq!(
+        keys,
+        vec!["first", "second"],
+        "both answers wait for the runner"
+    );
     let after = store
         .update(&id, TaskChange::Resumed)
         .await
@@ -215,7 +225,11 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         .await
         .expect("update")
         .expect("the task exists");
-    assert_eq!(after.status, TaskStatus::Completed, "no change leaves a terminal status");
+    assert_eq!(
+        after.status,
+        TaskStatus::Completed,
+        "no change leaves a terminal status"
+    );
 
     // cancel a working task; a later finish is ignored.
     let second = record(&alice, hour);
@@ -272,7 +286,10 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
     assert_eq!(after.status, TaskStatus::Failed);
     assert_eq!(after.outcome, Some(TaskOutcome::Error(error)));
     assert_eq!(after.status_message.as_deref(), Some("it failed"));
-    assert_eq!(after.expires_at_ms, None, "a task without a ttl never expires");
+    assert_eq!(
+        after.expires_at_ms, None,
+        "a task without a ttl never expires"
+    );
 
     // list: the owner's tasks, oldest first.
     let listed: Vec<TaskId> = store
@@ -282,7 +299,11 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         .into_iter()
         .map(|r| r.id)
         .collect();
-    assert_eq!(listed.len(), 3, "list shows the owner's three tasks, found {listed:?}");
+    assert_eq!(
+        listed.len(),
+        3,
+        "list shows the owner's three tasks, found {listed:?}"
+    );
     assert_eq!(listed[0], id, "list is oldest first");
     for task in [&id, &second_id, &third_id] {
         assert!(listed.contains(task), "list must show {task}");
@@ -312,7 +333,10 @@ pub async fn check_store<S: TaskStore + ?Sized>(store: &S) {
         "an expired task cannot be cancelled"
     );
     let purged = store.purge_expired().await.expect("purge");
-    assert!(purged >= 1, "purge_expired must count the expired task, found {purged}");
+    assert!(
+        purged >= 1,
+        "purge_expired must count the expired task, found {purged}"
+    );
     assert_eq!(store.get(&bob, &brief_id).await.expect("get"), None);
     assert!(
         store.get(&alice, &id).await.expect("get").is_some(),

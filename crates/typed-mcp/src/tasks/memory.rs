@@ -187,7 +187,13 @@ mod tests {
         let store = MemoryTaskStore::new(2);
         let owner = TaskOwner::anonymous();
         let task = |owner: &TaskOwner| {
-            TaskRecord::new(TaskId::random(), owner.clone(), "t", None, Duration::from_millis(100))
+            TaskRecord::new(
+                TaskId::random(),
+                owner.clone(),
+                "t",
+                None,
+                Duration::from_millis(100),
+            )
         };
         let (first, second) = (task(&owner), task(&owner));
         store.create(first.clone()).await.unwrap();
@@ -200,7 +206,11 @@ mod tests {
         );
         store.cancel(&owner, &first.id).await.unwrap();
         store.create(third.clone()).await.unwrap();
-        assert_eq!(store.get(&owner, &first.id).await.unwrap(), None, "the finished task made room");
+        assert_eq!(
+            store.get(&owner, &first.id).await.unwrap(),
+            None,
+            "the finished task made room"
+        );
         assert!(store.get(&owner, &second.id).await.unwrap().is_some());
         assert!(store.get(&owner, &third.id).await.unwrap().is_some());
     }

@@ -10,7 +10,9 @@
 //! with one builder call.
 
 mod memory;
+mod runtime;
 mod store;
+mod time;
 
 #[cfg(feature = "testing")]
 mod checks;
@@ -19,6 +21,10 @@ mod checks;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use checks::check_store;
 pub use memory::MemoryTaskStore;
+pub use runtime::{EXTENSION_ID, TaskSupport};
+pub(crate) use runtime::{
+    Running, TaskRuntime, TaskSettings, extension, owner_of, runtime_for, task_fields,
+};
 pub use store::{
     StoreFuture, StoredError, TaskChange, TaskId, TaskOutcome, TaskOwner, TaskRecord, TaskStatus,
     TaskStore, TaskStoreError, interrupted_error, now_ms,

@@ -392,8 +392,11 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// The task `id` of `owner`; `None` when it is unknown, expired or
     /// another owner's.
-    fn get<'a>(&'a self, owner: &'a TaskOwner, id: &'a TaskId)
-    -> StoreFuture<'a, Option<TaskRecord>>;
+    fn get<'a>(
+        &'a self,
+        owner: &'a TaskOwner,
+        id: &'a TaskId,
+    ) -> StoreFuture<'a, Option<TaskRecord>>;
 
     /// The live (unexpired) tasks of `owner`, oldest first.
     fn list<'a>(&'a self, owner: &'a TaskOwner) -> StoreFuture<'a, Vec<TaskRecord>>;

@@ -48,6 +48,8 @@ pub struct ToolAttrs {
     pub timeout_ms: Option<u64>,
     /// The capabilities a call needs.
     pub caps: &'static [crate::Capability],
+    /// Whether a call may run as a task (`#[tool(task)]`).
+    pub task: Option<crate::tasks::TaskSupport>,
     /// The named validators of the arguments (see [`args::ArgumentCheck`]).
     pub checks: fn() -> Vec<ArgumentCheck>,
 }
@@ -155,6 +157,9 @@ fn builder<A: JsonSchema, O: Output>(
     }
     if let Some(ms) = attrs.timeout_ms {
         builder = builder.timeout(Duration::from_millis(ms));
+    }
+    if let Some(task) = attrs.task {
+        builder = builder.task(task);
     }
     builder.schema_fault = fault;
     (builder, typed)
@@ -332,6 +337,7 @@ mod tests {
             open_world: None,
             timeout_ms: None,
             caps: &[],
+            task: None,
             checks: Vec::new,
         };
         TypedTool::new::<output::Unit>(&attrs, &schema::input_schema_for::<A>(), Vec::new())

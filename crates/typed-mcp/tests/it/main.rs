@@ -17,6 +17,7 @@ mod scoped;
 mod secrets;
 mod subscriptions;
 mod support;
+mod tasks;
 mod trace;
 mod typed_layer;
 mod validation;

@@ -29,6 +29,7 @@ fn attrs(name: &'static str) -> ToolAttrs {
         open_world: None,
         timeout_ms: None,
         caps: &[],
+        task: None,
         checks: Vec::new,
     }
 }

@@ -4,3 +4,4 @@ mod http;
 mod scoped;
 mod stdio;
 mod support;
+mod tasks;
