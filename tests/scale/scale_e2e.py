@@ -261,6 +261,58 @@ class Checks:
             await listener.close()
         await self.client.aclose()
 
+    async def task_across_replicas(self) -> None:
+        """A task created on one replica is polled, answered and collected
+        through the others."""
+        tasks = "io.modelcontextprotocol/tasks"
+        meta = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {tasks: {}}}}
+
+        async def request(client: httpx.AsyncClient, id_: int, method: str, params: dict[str, Any], name: str | None = None) -> tuple[dict[str, Any], str]:
+            body = {"jsonrpc": "2.0", "id": id_, "method": method, "params": {"_meta": meta, **params}}
+            response = await client.post(self.d.url, headers=headers(method, name), json=body)
+            expect(response.status_code, 200, f"HTTP status of {method} ({response.text[:300]})")
+            return response.json(), self.d.replica(response)
+
+        async def until(client: httpx.AsyncClient, task_id: str, wanted: str, served: list[str]) -> dict[str, Any]:
+            deadline = time.monotonic() + WAIT_S
+            while time.monotonic() < deadline:
+                reply, on = await request(client, 9, "tasks/get", {"taskId": task_id}, task_id)
+                served.append(on)
+                if "result" not in reply:
+                    raise AssertionError(f"tasks/get on {on} of a task it did not create: {reply!r}")
+                if reply["result"]["status"] == wanted:
+                    return reply["result"]
+                if reply["result"]["status"] in ("failed", "cancelled"):
+                    raise AssertionError(f"the task ended {reply['result']['status']}: {reply!r}")
+                await asyncio.sleep(0.1)
+            raise AssertionError(f"task {task_id} did not become {wanted} within {WAIT_S} s (polled on {served})")
+
+        async with httpx.AsyncClient(timeout=WAIT_S) as client:
+            reply, created_on = await request(client, 7, "tools/call", {"name": "slow_sum", "arguments": {"a": 2, "b": 3, "millis": 1500}}, "slow_sum")
+            handle = reply.get("result", {})
+            expect(handle.get("resultType"), "task", f"slow_sum's answer ({reply!r})")
+            served: list[str] = []
+            done = await until(client, handle["taskId"], "completed", served)
+            expect(structured({"result": done["result"]}), f"5 computed on {created_on}", "the task's result (it ran where it was created)")
+            elsewhere = [on for on in served if on != created_on]
+            if not elsewhere:
+                raise AssertionError(f"every poll landed on {created_on}: {served}")
+            # Input through another replica: the runner takes it from Redis.
+            reply, asked_on = await request(client, 8, "tools/call", {"name": "confirm", "arguments": {}}, "confirm")
+            task_id = reply["result"]["taskId"]
+            served = []
+            waiting = await until(client, task_id, "input_required", served)
+            expect(list(waiting["inputRequests"]), ["confirm"], "the task's input requests")
+            answer = {"confirm": {"action": "accept", "content": {"answer": "yes"}}}
+            ack, answered_on = await request(client, 10, "tasks/update", {"taskId": task_id, "inputResponses": answer}, task_id)
+            if "result" not in ack:
+                raise AssertionError(f"tasks/update on {answered_on} was refused: {ack!r}")
+            done = await until(client, task_id, "completed", served)
+            expect(structured({"result": done["result"]}), f"yes, confirmed on {asked_on}", "the answered task's result")
+            print(f"scale-check:      tasks created on {created_on} and {asked_on}, answered on {answered_on}, polled on {sorted(set(served))}", flush=True)
+            if {asked_on, answered_on, *served} == {asked_on}:
+                raise AssertionError("the answered task never left its replica")
+
     async def legacy_session_spread(self) -> None:
         """A dated client (mcp 1.30.0, 2025-11-25, a session) lists and
         calls with its requests spread over the replicas."""
@@ -280,7 +332,7 @@ class Checks:
                 expect(init.protocolVersion, "2025-11-25", "negotiated revision")
                 tools = await session.list_tools()
                 names = sorted(t.name for t in tools.tools)
-                expect(names, ["add", "touch", "two_questions", "whoami"], "tools/list")
+                expect(names, ["add", "confirm", "slow_sum", "touch", "two_questions", "whoami"], "tools/list")
                 served = []
                 for _ in range(3):
                     result = await session.call_tool("whoami", {})
@@ -358,6 +410,7 @@ async def main() -> int:
     await checks.run("mrtr: input_required on one replica, the retry on another", checks.mrtr_across_replicas)
     await checks.run("subscriptions/listen on each replica gets an update published on a fourth connection", checks.listen_on_every_replica)
     await checks.run("redis restarted: listeners resynchronized, nothing invented, serving continues", checks.redis_restart)
+    await checks.run("a task created on one replica is polled, answered and collected through the others", checks.task_across_replicas)
     await checks.run("legacy session (mcp 1.30.0) spread over the replicas, elicitation answers forwarded", checks.legacy_session_spread)
     await checks.run("one replica killed mid-load: the others keep serving", checks.kill_one_replica_mid_load)
     print(f"scale-check: {checks.passed} passed, {checks.failed} failed", flush=True)

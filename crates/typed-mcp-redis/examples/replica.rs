@@ -20,6 +20,8 @@
 //! - `two_questions()`: a multi round-trip tool (two elicitations, the
 //!   progress in the sealed `requestState`: any replica sharing the
 //!   keyring serves any round);
+//! - `slow_sum(a, b, millis)` and `confirm()`: tools that may run as tasks
+//!   (in Redis with `--redis`: polled, answered and collected anywhere);
 //! - the resource template `note://{name}` and the resource `counter://adds`.
 
 use std::net::SocketAddr;
@@ -34,7 +36,7 @@ use typed_mcp::{
     Answer, NeedsInput, ResourceUpdates, Server, ToolContext, resource, resources, tool, tools,
 };
 use typed_mcp_http::HttpServer;
-use typed_mcp_redis::{KeyringCheck, Redis, RedisBus, RedisSessionStore};
+use typed_mcp_redis::{KeyringCheck, Redis, RedisBus, RedisSessionStore, RedisTaskStore};
 
 /// This replica's name (`--name`).
 static NAME: OnceLock<String> = OnceLock::new();
@@ -140,6 +142,32 @@ async fn two_questions(ctx: ToolContext) -> Answer<String> {
     }
 }
 
+/// Add two integers slowly: may run as a task (the Tasks extension), whose
+/// result names the replica that ran it.
+///
+/// # Arguments
+/// * `a` - The first addend.
+/// * `b` - The second addend.
+/// * `millis` - How long to work first (at most a minute).
+#[tool(read_only, task)]
+async fn slow_sum(ctx: ToolContext, a: i64, b: i64, millis: u64) -> String {
+    tokio::select! {
+        () = tokio::time::sleep(std::time::Duration::from_millis(millis.min(60_000))) => {}
+        () = ctx.cancelled() => {}
+    }
+    format!("{} computed on {}", a.wrapping_add(b), name())
+}
+
+/// Ask the user to confirm, then answer; may run as a task, whose answer
+/// may come through any replica.
+#[tool(read_only, task)]
+async fn confirm(ctx: ToolContext) -> Answer<String> {
+    match answer(&ctx, "confirm") {
+        Some(said) => Answer::Done(format!("{said}, confirmed on {}", name())),
+        None => Answer::NeedsInput(ask("confirm", "Confirm?", json!({"asked_on": name()}))),
+    }
+}
+
 /// A note.
 ///
 /// # Arguments
@@ -234,13 +262,18 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let keys = StateKeys::from_env()?.unwrap_or_else(StateKeys::random);
     let mut builder = Server::new("typed-mcp-replica", env!("CARGO_PKG_VERSION"))
-        .tools(tools![add, touch, whoami, two_questions])
+        .tools(tools![add, touch, whoami, two_questions, slow_sum, confirm])
         .resources(resources![note, adds])
         .request_state_keys(keys);
     let redis = match &options.redis {
         Some(url) => {
             let redis = Redis::open(url, options.prefix.clone())?;
-            builder = builder.update_bus(RedisBus::start(&redis).await?);
+            builder = builder
+                .update_bus(RedisBus::start(&redis).await?)
+                .task_store(RedisTaskStore::new(&redis, name()))
+                // The runner looks for answers and cancellations made
+                // through other replicas at this interval.
+                .task_poll_interval(std::time::Duration::from_millis(100));
             Some(redis)
         }
         None => None,
