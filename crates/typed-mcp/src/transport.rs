@@ -551,6 +551,9 @@ impl LegacySessionState {
     }
 }
 
+/// Where a connection hands a client's response no request waits for.
+type ForwardResponse = Box<dyn Fn(&[u8]) + Send + Sync>;
+
 /// The calls in flight on a connection, by request id (see
 /// `pipeline/registry.rs` for the rules).
 pub(crate) type InFlight = Registry<RequestId, Running>;
@@ -572,7 +575,7 @@ pub struct Connection {
     server_stream: Arc<Mutex<Option<Outbox>>>,
     /// Where a client's response that answers no request waiting here goes
     /// (see [`forward_undelivered_responses`](Self::forward_undelivered_responses)).
-    undelivered: OnceLock<Box<dyn Fn(&[u8]) + Send + Sync>>,
+    undelivered: OnceLock<ForwardResponse>,
 }
 
 impl std::fmt::Debug for Connection {
