@@ -141,13 +141,33 @@ impl Drop for InUse {
     }
 }
 
-/// Why a [`SessionStore`] took no new session.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{open} sessions are open, the most this server keeps (max_sessions); retry later")]
+/// Why a [`SessionStore`] took no new session (the client gets `503`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreFull {
-    /// Sessions open when it refused.
+    /// Sessions open (here) when it refused.
     pub open: usize,
+    /// Why a shared store could not keep it (its backend did not answer);
+    /// `None` when the store is full.
+    pub unavailable: Option<String>,
 }
+
+impl fmt::Display for StoreFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.unavailable {
+            None => write!(
+                f,
+                "{} sessions are open, the most this server keeps (max_sessions); retry later",
+                self.open
+            ),
+            Some(why) => write!(
+                f,
+                "the session store could not keep a new session ({why}); retry later"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StoreFull {}
 
 /// The future a [`SessionStore`] method returns (a store shared by
 /// replicas answers over the network).
@@ -299,6 +319,7 @@ impl MemorySessionStore {
         if sessions.len() >= self.max_sessions {
             return Err(StoreFull {
                 open: sessions.len(),
+                unavailable: None,
             });
         }
         sessions.insert(id, session);
@@ -353,7 +374,10 @@ mod tests {
         store.insert_now("a".into(), session()).unwrap();
         assert_eq!(
             store.insert_now("b".into(), session()),
-            Err(StoreFull { open: 1 })
+            Err(StoreFull {
+                open: 1,
+                unavailable: None
+            })
         );
         assert!(store.lock().remove("a").is_some());
         store.insert_now("b".into(), session()).unwrap();

@@ -65,7 +65,7 @@ impl Record {
 
 /// A replica's copy of a session: the connection serving it here, and the
 /// record it was last made from (to tell what changed).
-struct Copy {
+struct LocalCopy {
     session: Session,
     record: Record,
 }
@@ -82,7 +82,8 @@ struct Copy {
 /// changed. What a request changes (`logging/setLevel`,
 /// `resources/subscribe`) is written before its response leaves. Every
 /// request renews the key's expiry (the idle timeout, 30 minutes by
-/// default); a `DELETE` removes it, and the other replicas' copies end at
+/// default; unlike the memory store's, an open GET stream alone does not
+/// keep a session from expiring); a `DELETE` removes it, and the other replicas' copies end at
 /// their next request for it.
 ///
 /// Server-to-client requests (a call of the session asks for elicitation,
@@ -119,7 +120,7 @@ const CHANGED: u8 = b'c';
 
 /// This replica's copies of sessions, by id (shared with the task that
 /// delivers forwarded responses).
-type Copies = Arc<Mutex<HashMap<String, Copy>>>;
+type Copies = Arc<Mutex<HashMap<String, LocalCopy>>>;
 
 impl std::fmt::Debug for RedisSessionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -189,7 +190,7 @@ impl RedisSessionStore {
         self.lock().len()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Copy>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, LocalCopy>> {
         self.copies.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -264,7 +265,7 @@ impl RedisSessionStore {
         let session = Session::new(connection, record.principal.clone().map(Principal::new));
         copies.insert(
             id.to_owned(),
-            Copy {
+            LocalCopy {
                 session: session.clone(),
                 record,
             },
@@ -279,7 +280,10 @@ impl SessionStore for RedisSessionStore {
             self.sweep();
             let open = self.copies();
             let Some(record) = Record::of(&session) else {
-                return Err(StoreFull { open });
+                return Err(StoreFull {
+                    open,
+                    unavailable: Some("the connection holds no legacy session".into()),
+                });
             };
             let json = serde_json::to_string(&record).unwrap_or_default();
             let stored: redis::RedisResult<Option<String>> = self
@@ -296,18 +300,24 @@ impl SessionStore for RedisSessionStore {
             match stored {
                 Ok(Some(_)) => {
                     self.forward_from(&id, session.connection());
-                    self.lock().insert(id, Copy { session, record });
+                    self.lock().insert(id, LocalCopy { session, record });
                     Ok(())
                 }
                 Ok(None) => {
                     tracing::warn!(
                         "a fresh session id was already in Redis; refusing the initialize"
                     );
-                    Err(StoreFull { open })
+                    Err(StoreFull {
+                        open,
+                        unavailable: Some("the new session id was taken".into()),
+                    })
                 }
                 Err(e) => {
                     tracing::warn!(error = %e, "Redis did not keep a new session; refusing the initialize");
-                    Err(StoreFull { open })
+                    Err(StoreFull {
+                        open,
+                        unavailable: Some("Redis did not answer".into()),
+                    })
                 }
             }
         })
@@ -400,7 +410,7 @@ impl SessionStore for RedisSessionStore {
 async fn deliver_forwarded(
     redis: Redis,
     channel: String,
-    copies: std::sync::Weak<Mutex<HashMap<String, Copy>>>,
+    copies: std::sync::Weak<Mutex<HashMap<String, LocalCopy>>>,
 ) {
     use futures_util::StreamExt as _;
     let mut backoff = Duration::from_millis(50);

@@ -1,7 +1,8 @@
 //! typed-mcp-redis against a real `redis-server` (started here on a free
 //! loopback port, stopped after). Without `redis-server` on PATH each test
-//! says it was skipped, unless `CI` is set: there it fails
-//! (`scripts/scale-check` installs the Debian package).
+//! says plainly that it was skipped, unless `TYPED_MCP_REDIS_REQUIRED` is
+//! set: then it fails. `scripts/scale-check` installs the Debian package and
+//! runs these tests with it set.
 
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -37,8 +38,8 @@ impl RedisServer {
         let mut server = RedisServer { port, child: None };
         if !server.spawn() {
             assert!(
-                std::env::var_os("CI").is_none(),
-                "redis-server is not on PATH: expected it in CI (apt-get install -y redis-server; scripts/scale-check installs it)"
+                std::env::var_os("TYPED_MCP_REDIS_REQUIRED").is_none(),
+                "redis-server is not on PATH, and TYPED_MCP_REDIS_REQUIRED is set: expected it (apt-get install -y redis-server; scripts/scale-check installs it)"
             );
             eprintln!("skipped: redis-server is not on PATH (apt-get install -y redis-server)");
             return None;
