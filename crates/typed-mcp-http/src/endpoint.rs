@@ -169,7 +169,7 @@ impl Endpoint {
             );
         }
         if parts.method == Method::GET {
-            return self.open_server_stream(headers, principal.as_ref());
+            return self.open_server_stream(headers, principal.as_ref()).await;
         }
         if parts.method == Method::DELETE {
             return self.end_session(headers, principal.as_ref()).await;
@@ -187,7 +187,7 @@ impl Endpoint {
         // A legacy session's requests run on its connection; every other
         // POST on a fresh one, as ids of different clients may collide.
         let session = match self.sessions.as_ref().filter(|_| names_session(headers)) {
-            Some(store) => match find_session(store.as_ref(), headers, principal.as_ref()) {
+            Some(store) => match find_session(store.as_ref(), headers, principal.as_ref()).await {
                 Some(session) => Some(session),
                 None => return session_not_found(),
             },
@@ -238,7 +238,15 @@ impl Endpoint {
             accepts,
             principal,
         };
-        self.dispatch(request, headers).await
+        let response = self.dispatch(request, headers).await;
+        // A shared store writes what the request changed before the client
+        // can send its next request (to any replica).
+        if let (Some(store), Some(session), Some(id)) =
+            (&self.sessions, &session, session_id(headers))
+        {
+            store.answered(id, session).await;
+        }
+        response
     }
 
     async fn dispatch(self: &Arc<Self>, request: Post, headers: &HeaderMap) -> Response {
@@ -335,7 +343,7 @@ impl Endpoint {
         };
         let id = new_session_id();
         let session = Session::new(connection, principal);
-        if let Err(full) = store.insert(id.clone(), session.clone()) {
+        if let Err(full) = store.insert(id.clone(), session.clone()).await {
             tracing::warn!(
                 open = full.open,
                 "refused initialize: the session store is full"
@@ -353,18 +361,21 @@ impl Endpoint {
     }
 
     /// `GET`: the session's stream of server-initiated messages.
-    fn open_server_stream(&self, headers: &HeaderMap, principal: Option<&Principal>) -> Response {
+    async fn open_server_stream(
+        &self,
+        headers: &HeaderMap,
+        principal: Option<&Principal>,
+    ) -> Response {
         if !Accepts::from_headers(headers).sse {
             return refusal(
                 StatusCode::NOT_ACCEPTABLE,
                 "Accept must allow text/event-stream: GET opens the session's event stream",
             );
         }
-        let Some(session) = self
-            .sessions
-            .as_deref()
-            .and_then(|store| find_session(store, headers, principal))
-        else {
+        let Some(store) = self.sessions.as_deref() else {
+            return session_not_found();
+        };
+        let Some(session) = find_session(store, headers, principal).await else {
             return session_not_found();
         };
         let (outbox, inbox) = Outbox::channel();
@@ -389,11 +400,11 @@ impl Endpoint {
         let Some(store) = self.sessions.as_deref() else {
             return session_not_found();
         };
-        let Some(session) = find_session(store, headers, principal) else {
+        let Some(session) = find_session(store, headers, principal).await else {
             return session_not_found();
         };
-        if let Some(id) = headers.get(SESSION_ID).and_then(|v| v.to_str().ok()) {
-            store.remove(id);
+        if let Some(id) = session_id(headers) {
+            store.remove(id).await;
         }
         session.end().await;
         let mut response = Response::new(Body::empty());
@@ -412,7 +423,7 @@ impl Endpoint {
             tokio::spawn(async move {
                 shutdown.triggered().await;
                 tokio::time::sleep(drain).await;
-                for session in store.take_all() {
+                for session in store.take_all().await {
                     session.end().await;
                 }
             });
@@ -432,17 +443,23 @@ fn names_session(headers: &HeaderMap) -> bool {
 /// The session a request names, when the store holds it and it belongs to
 /// the request's principal. Another principal's session is not found: its
 /// existence is not revealed.
-fn find_session(
+async fn find_session(
     store: &dyn SessionStore,
     headers: &HeaderMap,
     principal: Option<&Principal>,
 ) -> Option<Session> {
+    let id = session_id(headers)?;
+    store.get(id).await.filter(|s| s.principal() == principal)
+}
+
+/// The one `Mcp-Session-Id` a request names (none when it names several).
+fn session_id(headers: &HeaderMap) -> Option<&str> {
     let mut values = headers.get_all(SESSION_ID).iter();
     let id = values.next()?.to_str().ok()?;
     if values.next().is_some() {
         return None;
     }
-    store.get(id).filter(|s| s.principal() == principal)
+    Some(id)
 }
 
 /// `404` with the legacy wire's "session not found" error.

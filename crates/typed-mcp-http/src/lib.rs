@@ -162,7 +162,7 @@ use protect::Protection;
 
 pub use sessions::{
     DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT, MemorySessionStore, Session, SessionStore,
-    StoreFull,
+    StoreFull, StoreFuture,
 };
 
 /// Default interval of the keep-alive comment on an idle GET stream.

@@ -11,6 +11,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -52,7 +54,11 @@ impl fmt::Debug for Session {
 }
 
 impl Session {
-    pub(crate) fn new(connection: Arc<Connection>, principal: Option<Principal>) -> Self {
+    /// A session kept on `connection` (the one that answered `initialize`,
+    /// or one that [resumed](typed_mcp::transport::Connection::resume) it),
+    /// for `principal`'s requests only. The endpoint makes one per
+    /// `initialize`; a shared store makes one per session it resumes.
+    pub fn new(connection: Arc<Connection>, principal: Option<Principal>) -> Self {
         Session {
             inner: Arc::new(Inner {
                 connection,
@@ -110,7 +116,7 @@ impl Session {
     /// Ends the session's state: subscriptions stop, requests to the client
     /// stop waiting, calls are cancelled (each with its receipt), and the
     /// GET stream closes.
-    pub(crate) async fn end(&self) {
+    pub async fn end(&self) {
         self.inner.connection.end_session().await;
     }
 
@@ -135,13 +141,37 @@ impl Drop for InUse {
     }
 }
 
-/// Why a [`SessionStore`] took no new session.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{open} sessions are open, the most this server keeps (max_sessions); retry later")]
+/// Why a [`SessionStore`] took no new session (the client gets `503`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreFull {
-    /// Sessions open when it refused.
+    /// Sessions open (here) when it refused.
     pub open: usize,
+    /// Why a shared store could not keep it (its backend did not answer);
+    /// `None` when the store is full.
+    pub unavailable: Option<String>,
 }
+
+impl fmt::Display for StoreFull {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.unavailable {
+            None => write!(
+                f,
+                "{} sessions are open, the most this server keeps (max_sessions); retry later",
+                self.open
+            ),
+            Some(why) => write!(
+                f,
+                "the session store could not keep a new session ({why}); retry later"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StoreFull {}
+
+/// The future a [`SessionStore`] method returns (a store shared by
+/// replicas answers over the network).
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// Where the endpoint keeps its legacy sessions, by `Mcp-Session-Id`.
 ///
@@ -150,23 +180,52 @@ pub struct StoreFull {
 /// [`HttpServer::session_store`](crate::HttpServer::session_store). A store
 /// that expires sessions ends them (see [`MemorySessionStore`]); one removed
 /// by `DELETE` or taken at shutdown is ended by the endpoint.
+///
+/// # Replicas
+///
+/// A store shared by replicas (the `typed-mcp-redis` crate has one) keeps
+/// each session's [`LegacySessionState`](typed_mcp::transport::LegacySessionState)
+/// (revision, client capabilities, log level, subscriptions, principal) where
+/// every replica reads it; a replica that gets a request of a session it has
+/// not seen [resumes](typed_mcp::transport::Connection::resume) it, so a
+/// dated client's lists and calls may land on any replica. A client's
+/// answer to a request the server sent it (elicitation, sampling, roots)
+/// that reaches a replica where no call waits for it is handed to the
+/// store's forwarder
+/// ([`forward_undelivered_responses`](typed_mcp::transport::Connection::forward_undelivered_responses)).
+/// What stays with the replica a request reached: that request's calls in
+/// flight (a `notifications/cancelled` reaching another replica finds
+/// nothing to cancel).
 pub trait SessionStore: Send + Sync + fmt::Debug {
     /// Keeps `session` under `id` (128 random bits, as 32 lowercase hex
     /// digits, never reused). Refuses when no room is left.
     ///
     /// # Errors
     ///
-    /// [`StoreFull`] when the store holds as many sessions as it may.
-    fn insert(&self, id: String, session: Session) -> Result<(), StoreFull>;
+    /// [`StoreFull`] when the store holds as many sessions as it may (or,
+    /// for a shared store, cannot keep it now).
+    fn insert(&self, id: String, session: Session) -> StoreFuture<'_, Result<(), StoreFull>>;
 
     /// The session kept under `id`, when there is one and it has not expired.
-    fn get(&self, id: &str) -> Option<Session>;
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Session>>;
 
-    /// Forgets the session kept under `id`, and returns it.
-    fn remove(&self, id: &str) -> Option<Session>;
+    /// Forgets the session kept under `id`, and returns it (a shared store:
+    /// this replica's copy, when it has one).
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Session>>;
 
-    /// Forgets every session, and returns them (the server is shutting down).
-    fn take_all(&self) -> Vec<Session>;
+    /// Forgets every session this replica holds, and returns them (the
+    /// server is shutting down).
+    fn take_all(&self) -> StoreFuture<'_, Vec<Session>>;
+
+    /// Called after a request of the session kept under `id` was answered
+    /// and before its response leaves: a shared store writes what the
+    /// request changed (a `logging/setLevel`, a `resources/subscribe`), so
+    /// the client's next request finds it on any replica. Does nothing by
+    /// default.
+    fn answered<'a>(&'a self, id: &'a str, session: &'a Session) -> StoreFuture<'a, ()> {
+        let _ = (id, session);
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// The default [`SessionStore`]: sessions in this process's memory, at most
@@ -224,7 +283,27 @@ impl MemorySessionStore {
 }
 
 impl SessionStore for MemorySessionStore {
-    fn insert(&self, id: String, session: Session) -> Result<(), StoreFull> {
+    fn insert(&self, id: String, session: Session) -> StoreFuture<'_, Result<(), StoreFull>> {
+        Box::pin(std::future::ready(self.insert_now(id, session)))
+    }
+
+    fn get<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Session>> {
+        Box::pin(std::future::ready(self.get_now(id)))
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<Session>> {
+        Box::pin(std::future::ready(self.lock().remove(id)))
+    }
+
+    fn take_all(&self) -> StoreFuture<'_, Vec<Session>> {
+        Box::pin(std::future::ready(
+            self.lock().drain().map(|(_, s)| s).collect(),
+        ))
+    }
+}
+
+impl MemorySessionStore {
+    fn insert_now(&self, id: String, session: Session) -> Result<(), StoreFull> {
         let mut sessions = self.lock();
         let expired: Vec<String> = sessions
             .iter()
@@ -240,13 +319,14 @@ impl SessionStore for MemorySessionStore {
         if sessions.len() >= self.max_sessions {
             return Err(StoreFull {
                 open: sessions.len(),
+                unavailable: None,
             });
         }
         sessions.insert(id, session);
         Ok(())
     }
 
-    fn get(&self, id: &str) -> Option<Session> {
+    fn get_now(&self, id: &str) -> Option<Session> {
         let mut sessions = self.lock();
         let session = sessions.get(id)?;
         if self.expired(session) {
@@ -257,14 +337,6 @@ impl SessionStore for MemorySessionStore {
             return None;
         }
         Some(session.clone())
-    }
-
-    fn remove(&self, id: &str) -> Option<Session> {
-        self.lock().remove(id)
-    }
-
-    fn take_all(&self) -> Vec<Session> {
-        self.lock().drain().map(|(_, s)| s).collect()
     }
 }
 
@@ -299,35 +371,41 @@ mod tests {
     #[test]
     fn a_full_store_refuses_until_a_session_is_removed() {
         let store = MemorySessionStore::new(1, Duration::from_secs(60));
-        store.insert("a".into(), session()).unwrap();
+        store.insert_now("a".into(), session()).unwrap();
         assert_eq!(
-            store.insert("b".into(), session()),
-            Err(StoreFull { open: 1 })
+            store.insert_now("b".into(), session()),
+            Err(StoreFull {
+                open: 1,
+                unavailable: None
+            })
         );
-        assert!(store.remove("a").is_some());
-        store.insert("b".into(), session()).unwrap();
-        assert!(store.get("b").is_some());
-        assert!(store.get("a").is_none());
+        assert!(store.lock().remove("a").is_some());
+        store.insert_now("b".into(), session()).unwrap();
+        assert!(store.get_now("b").is_some());
+        assert!(store.get_now("a").is_none());
     }
 
     #[test]
     fn a_session_in_use_does_not_expire_and_an_idle_one_does() {
         let store = MemorySessionStore::new(1, Duration::ZERO);
         let open = session();
-        store.insert("a".into(), open.clone()).unwrap();
+        store.insert_now("a".into(), open.clone()).unwrap();
         let guard = open.in_use();
-        assert!(store.get("a").is_some(), "in use: not idle");
+        assert!(store.get_now("a").is_some(), "in use: not idle");
         drop(guard);
-        assert!(store.get("a").is_none(), "idle past the timeout: expired");
+        assert!(
+            store.get_now("a").is_none(),
+            "idle past the timeout: expired"
+        );
         assert!(store.is_empty(), "an expired session is forgotten");
     }
 
     #[test]
     fn an_insert_sweeps_expired_sessions_before_it_refuses() {
         let store = MemorySessionStore::new(1, Duration::ZERO);
-        store.insert("a".into(), session()).unwrap();
-        store.insert("b".into(), session()).unwrap();
+        store.insert_now("a".into(), session()).unwrap();
+        store.insert_now("b".into(), session()).unwrap();
         assert_eq!(store.len(), 1);
-        assert!(store.remove("a").is_none());
+        assert!(store.lock().remove("a").is_none());
     }
 }

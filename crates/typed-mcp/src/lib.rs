@@ -94,7 +94,7 @@ mod server;
 mod session;
 pub mod state;
 mod stdio;
-mod subscribe;
+pub mod subscribe;
 pub mod tasks;
 #[cfg(feature = "testing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]

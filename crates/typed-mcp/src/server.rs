@@ -25,7 +25,7 @@ use crate::pipeline::Admission;
 use crate::receipt::{ReceiptSink, TracingSink};
 use crate::secret::{Redactor, RedactorError};
 use crate::state::StateKeys;
-use crate::subscribe::ResourceUpdates;
+use crate::subscribe::{ResourceUpdates, UpdateBus};
 
 /// Why [`ServerBuilder::build`] refused to build a server: invalid
 /// declarations, or one setting out of range (each variant names the setting
@@ -147,6 +147,7 @@ pub struct ServerBuilder {
     limits: Limits,
     max_concurrent: usize,
     state_keys: Option<StateKeys>,
+    update_bus: Option<Arc<dyn UpdateBus>>,
     state_ttl: Duration,
     grants: Grants,
     allowed_names: Vec<String>,
@@ -349,6 +350,14 @@ impl ServerBuilder {
     /// another replica is refused.
     pub fn request_state_keys(mut self, keys: StateKeys) -> Self {
         self.state_keys = Some(keys);
+        self
+    }
+
+    /// Carries resource updates between replicas (default: none, updates
+    /// reach this process's subscriptions only). See
+    /// [`subscribe`](crate::subscribe#replicas-an-update-bus).
+    pub fn update_bus(mut self, bus: Arc<dyn UpdateBus>) -> Self {
+        self.update_bus = Some(bus);
         self
     }
 
@@ -677,7 +686,7 @@ impl ServerBuilder {
                 max_concurrent: self.max_concurrent,
                 state_keys: self.state_keys.unwrap_or_else(StateKeys::random),
                 state_ttl: self.state_ttl,
-                updates: ResourceUpdates::new(),
+                updates: ResourceUpdates::new(self.update_bus),
                 grants: self.grants,
                 receipt_sinks,
                 hide_ungranted: self.hide_ungranted,
@@ -858,6 +867,7 @@ impl Server {
             limits: Limits::default(),
             max_concurrent: 16,
             state_keys: None,
+            update_bus: None,
             state_ttl: Duration::from_secs(600),
             grants: Grants::default(),
             allowed_names: Vec::new(),
@@ -949,6 +959,12 @@ impl Server {
     /// The most handlers that run at once.
     pub fn max_concurrent(&self) -> usize {
         self.inner.max_concurrent
+    }
+
+    /// The keys that seal and open `requestState` (their fingerprints tell
+    /// replicas whether they share them).
+    pub fn request_state_keys(&self) -> &StateKeys {
+        &self.inner.state_keys
     }
 
     /// The handle that publishes `notifications/resources/updated` to open

@@ -20,14 +20,14 @@ use std::time::Duration;
 
 use futures_util::future::{Either, select};
 use serde_json::{Value, json};
-use tokio::sync::{broadcast, oneshot};
+use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::legacy::{ClientResponse, SessionChange, SessionFacts};
 use typed_mcp_core::wire::methods;
 use typed_mcp_core::{RequestId, RpcError, encode};
 
 use crate::server::Server;
-use crate::subscribe::concerns;
+use crate::subscribe::{Received, UpdateReceiver, concerns};
 use crate::transport::{Message, Outbox};
 
 /// At most this many requests to the client wait for an answer at once on
@@ -118,6 +118,19 @@ impl LegacySession {
         }
     }
 
+    /// The subscriptions, in order.
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        self.all_subscribed()
+    }
+
+    /// Takes another copy's facts and subscriptions (the session was changed
+    /// on another replica).
+    pub(crate) fn replace(&self, facts: SessionFacts, subscriptions: Vec<String>) {
+        *self.facts.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(facts);
+        *self.subscriptions.lock().unwrap_or_else(|e| e.into_inner()) =
+            subscriptions.into_iter().collect();
+    }
+
     /// Ends the session: its forwarder stops, and requests waiting for the
     /// client's answer fail.
     pub(crate) fn end(&self) {
@@ -168,7 +181,7 @@ impl Drop for LegacySession {
 /// until the session ends.
 async fn forward_updates(
     session: std::sync::Weak<LegacySession>,
-    mut updates: broadcast::Receiver<Arc<str>>,
+    mut updates: UpdateReceiver,
     ended: CancellationToken,
 ) {
     loop {
@@ -180,26 +193,40 @@ async fn forward_updates(
             return;
         };
         match update {
-            Ok(published) if session.subscribed(&published) => {
+            Received::Updated(published) if session.subscribed(&published) => {
                 session.notify_updated(&published).await;
             }
-            Ok(_) => {}
-            // Fell behind: every subscribed resource may have changed.
-            Err(broadcast::error::RecvError::Lagged(_)) => {
+            Received::Updated(_) => {}
+            // Fell behind, or the update bus reconnected: every subscribed
+            // resource may have changed.
+            Received::Resynchronize => {
                 for uri in session.all_subscribed() {
                     session.notify_updated(&uri).await;
                 }
             }
-            Err(broadcast::error::RecvError::Closed) => return,
+            Received::Closed => return,
         }
     }
 }
 
 /// The requests a legacy session's server sent its client, awaiting answers.
-#[derive(Default)]
 pub(crate) struct Peer {
     next_id: AtomicU64,
     waiting: Mutex<HashMap<RequestId, oneshot::Sender<Result<Value, RpcError>>>>,
+}
+
+impl Default for Peer {
+    fn default() -> Self {
+        // Ids start at a random point (below 2^52, so they stay exact in
+        // any JSON reader): copies of one session on several replicas
+        // (a shared session store) do not hand out the same ids.
+        let mut start = [0u8; 8];
+        getrandom::fill(&mut start[2..]).expect("the operating system's random source failed");
+        Peer {
+            next_id: AtomicU64::new(u64::from_be_bytes(start) >> 4),
+            waiting: Mutex::default(),
+        }
+    }
 }
 
 impl Peer {

@@ -6,7 +6,21 @@
 //! fans them out to every open subscription. A subscriber that falls behind is
 //! told again that each of its URIs was updated (it re-reads them) rather than
 //! being sent invented or partial events.
+//!
+//! # Replicas: an update bus
+//!
+//! By default an update reaches the subscriptions of this process only (the
+//! fast path: one broadcast send). Replicas behind a load balancer set an
+//! [`UpdateBus`] ([`ServerBuilder::update_bus`](crate::ServerBuilder::update_bus)):
+//! [`ResourceUpdates::publish`] then hands each update to the bus, and the bus
+//! delivers what any replica published to each replica's [`LocalUpdates`],
+//! this one's included, in the order it carries them. A bus that may have
+//! lost updates (a connection to its broker dropped and came back) calls
+//! [`LocalUpdates::resynchronize`]: every open subscription is told again
+//! that each of its URIs was updated, as for a lagging subscriber. The
+//! `typed-mcp-redis` crate has a Redis pub/sub bus.
 
+use std::fmt;
 use std::pin::pin;
 use std::sync::Arc;
 
@@ -25,33 +39,134 @@ use crate::server::Server;
 /// How many updates a slow subscriber may fall behind before it is resynchronized.
 const BACKLOG: usize = 256;
 
-/// Publishes `notifications/resources/updated` to every subscription that
-/// listens to the URI (or to a URI it is a sub-resource of). Cheap to clone.
+/// What the local fan-out carries.
 #[derive(Debug, Clone)]
-pub struct ResourceUpdates {
-    tx: broadcast::Sender<Arc<str>>,
+enum Update {
+    /// This resource (and its sub-resources) changed.
+    Resource(Arc<str>),
+    /// Updates may have been lost: every subscription re-announces its URIs.
+    Resynchronize,
 }
 
-impl ResourceUpdates {
-    pub(crate) fn new() -> Self {
-        ResourceUpdates {
+/// Carries updates between replicas: what any replica publishes reaches the
+/// [`LocalUpdates`] of every replica, in order per resource (a bus that
+/// orders all updates, as one pub/sub channel does, meets that).
+///
+/// A bus never invents an update: when it may have lost some (its broker
+/// connection dropped), it calls [`LocalUpdates::resynchronize`] once it is
+/// connected again, and subscribers re-read what they watch.
+pub trait UpdateBus: Send + Sync + fmt::Debug + 'static {
+    /// Sends `uri`'s update to every replica. Called from
+    /// [`ResourceUpdates::publish`], so it must not block: queue the work.
+    fn publish(&self, uri: &str);
+
+    /// Called once, when the server is built: the bus delivers every update
+    /// it receives (its own publishes included) to `local`.
+    fn attach(&self, local: LocalUpdates);
+}
+
+/// This process's fan-out to its open subscriptions: where an [`UpdateBus`]
+/// delivers. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct LocalUpdates {
+    tx: broadcast::Sender<Update>,
+}
+
+impl LocalUpdates {
+    fn new() -> Self {
+        LocalUpdates {
             tx: broadcast::channel(BACKLOG).0,
         }
     }
 
-    /// Tells every open subscription of `uri` that it changed. Does nothing
-    /// when nobody listens.
-    pub fn publish(&self, uri: impl Into<String>) {
-        let _ = self.tx.send(Arc::from(uri.into()));
+    /// Tells every open subscription of `uri` (or of a parent of it) here
+    /// that it changed. Does nothing when nobody listens.
+    pub fn deliver(&self, uri: &str) {
+        let _ = self.tx.send(Update::Resource(Arc::from(uri)));
     }
 
-    /// The number of open subscriptions.
+    /// Tells every open subscription here that each of its URIs changed:
+    /// updates may have been lost, and subscribers re-read what they watch.
+    pub fn resynchronize(&self) {
+        let _ = self.tx.send(Update::Resynchronize);
+    }
+
+    /// The number of open subscriptions here.
     pub fn subscribers(&self) -> usize {
         self.tx.receiver_count()
     }
+}
 
-    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Arc<str>> {
-        self.tx.subscribe()
+/// Publishes `notifications/resources/updated` to every subscription that
+/// listens to the URI (or to a URI it is a sub-resource of): in this process,
+/// or on every replica when the server has an [`UpdateBus`]. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct ResourceUpdates {
+    local: LocalUpdates,
+    bus: Option<Arc<dyn UpdateBus>>,
+}
+
+impl ResourceUpdates {
+    pub(crate) fn new(bus: Option<Arc<dyn UpdateBus>>) -> Self {
+        let local = LocalUpdates::new();
+        if let Some(bus) = &bus {
+            bus.attach(local.clone());
+        }
+        ResourceUpdates { local, bus }
+    }
+
+    /// Tells every open subscription of `uri` that it changed. Does nothing
+    /// when nobody listens. With an [`UpdateBus`], the update reaches this
+    /// process's subscriptions through the bus, in the bus's order.
+    pub fn publish(&self, uri: impl Into<String>) {
+        match &self.bus {
+            None => {
+                let _ = self.local.tx.send(Update::Resource(Arc::from(uri.into())));
+            }
+            Some(bus) => bus.publish(&uri.into()),
+        }
+    }
+
+    /// The number of open subscriptions in this process.
+    pub fn subscribers(&self) -> usize {
+        self.local.subscribers()
+    }
+
+    /// This process's fan-out (what a bus delivers to).
+    pub fn local(&self) -> &LocalUpdates {
+        &self.local
+    }
+
+    pub(crate) fn subscribe(&self) -> UpdateReceiver {
+        UpdateReceiver(self.local.tx.subscribe())
+    }
+}
+
+/// What a subscription reads next.
+pub(crate) enum Received {
+    /// This resource changed.
+    Updated(Arc<str>),
+    /// Updates may have been missed (the subscriber lagged, or the bus
+    /// reconnected): every watched URI is to be announced again.
+    Resynchronize,
+    /// The server is gone.
+    Closed,
+}
+
+/// One subscription's view of the fan-out.
+pub(crate) struct UpdateReceiver(broadcast::Receiver<Update>);
+
+impl UpdateReceiver {
+    pub(crate) async fn recv(&mut self) -> Received {
+        match self.0.recv().await {
+            Ok(Update::Resource(uri)) => Received::Updated(uri),
+            Ok(Update::Resynchronize) => Received::Resynchronize,
+            Err(broadcast::error::RecvError::Lagged(missed)) => {
+                tracing::debug!(missed, "subscriber lagged; resynchronizing");
+                Received::Resynchronize
+            }
+            Err(broadcast::error::RecvError::Closed) => Received::Closed,
+        }
     }
 }
 
@@ -103,18 +218,18 @@ pub(crate) async fn listen(
             Either::Right((update, _)) => update,
         };
         match update {
-            Ok(published) => {
+            Received::Updated(published) => {
                 if uris.iter().any(|s| concerns(s, &published)) {
                     updated(&published).await;
                 }
             }
-            Err(broadcast::error::RecvError::Lagged(missed)) => {
-                tracing::debug!(%id, missed, "subscription lagged; resynchronizing");
+            Received::Resynchronize => {
+                tracing::debug!(%id, "subscription resynchronizing");
                 for uri in &uris {
                     updated(uri).await;
                 }
             }
-            Err(broadcast::error::RecvError::Closed) => break,
+            Received::Closed => break,
         }
     }
     let end = EmptyResult::default().with_meta(

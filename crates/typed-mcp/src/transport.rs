@@ -528,6 +528,32 @@ pub(crate) struct Running {
     pub(crate) listen: bool,
 }
 
+/// What a legacy session keeps between its messages, apart from its calls in
+/// flight: what a store shared by replicas keeps to
+/// [`resume`](Connection::resume) the session elsewhere.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LegacySessionState {
+    /// The negotiated revision, the client's capabilities and identity, the
+    /// log level.
+    pub facts: typed_mcp_core::legacy::SessionFacts,
+    /// The URIs of `resources/subscribe`, in order.
+    pub subscriptions: Vec<String>,
+}
+
+impl LegacySessionState {
+    /// The state of a session with these facts and subscriptions.
+    pub fn new(facts: typed_mcp_core::legacy::SessionFacts, subscriptions: Vec<String>) -> Self {
+        LegacySessionState {
+            facts,
+            subscriptions,
+        }
+    }
+}
+
+/// Where a connection hands a client's response no request waits for.
+type ForwardResponse = Box<dyn Fn(&[u8]) + Send + Sync>;
+
 /// The calls in flight on a connection, by request id (see
 /// `pipeline/registry.rs` for the rules).
 pub(crate) type InFlight = Registry<RequestId, Running>;
@@ -547,6 +573,9 @@ pub struct Connection {
     pub(crate) session: OnceLock<Arc<LegacySession>>,
     /// Where the session's server-initiated messages go.
     server_stream: Arc<Mutex<Option<Outbox>>>,
+    /// Where a client's response that answers no request waiting here goes
+    /// (see [`forward_undelivered_responses`](Self::forward_undelivered_responses)).
+    undelivered: OnceLock<ForwardResponse>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -566,6 +595,69 @@ impl Connection {
             tasks: Tasks::default(),
             session: OnceLock::new(),
             server_stream: Arc::default(),
+            undelivered: OnceLock::new(),
+        }
+    }
+
+    /// A connection carrying a legacy session opened elsewhere (by another
+    /// replica, whose session store shared `state`): later messages of the
+    /// session are served here as on the connection that answered its
+    /// `initialize`. Calls in flight and requests to the client stay with
+    /// the connection they started on. Must be called within a tokio runtime.
+    pub fn resume(server: Server, state: LegacySessionState) -> Self {
+        let connection = Connection::new(server);
+        let session = LegacySession::open(
+            &connection.server,
+            state.facts,
+            connection.server_stream.clone(),
+        );
+        session.replace(session.facts().as_ref().clone(), state.subscriptions);
+        let _ = connection.session.set(session);
+        connection
+    }
+
+    /// What this connection's legacy session would need to be resumed on
+    /// another replica ([`resume`](Self::resume)); `None` without a session.
+    pub fn legacy_state(&self) -> Option<LegacySessionState> {
+        self.session.get().map(|s| LegacySessionState {
+            facts: s.facts().as_ref().clone(),
+            subscriptions: s.subscriptions(),
+        })
+    }
+
+    /// Takes the session state another replica changed (its log level, its
+    /// subscriptions); does nothing without a session.
+    pub fn update_legacy_state(&self, state: LegacySessionState) {
+        if let Some(session) = self.session.get() {
+            session.replace(state.facts, state.subscriptions);
+        }
+    }
+
+    /// Hands `forward` every response of the client (to a request the
+    /// server sent it) that answers no request waiting on this connection:
+    /// with a session shared by replicas, the call waiting for it may be on
+    /// another replica's copy, which [`deliver_forwarded`](Self::deliver_forwarded)
+    /// gives it to. Set once; later calls are ignored.
+    pub fn forward_undelivered_responses(&self, forward: impl Fn(&[u8]) + Send + Sync + 'static) {
+        let _ = self.undelivered.set(Box::new(forward));
+    }
+
+    /// Delivers a client's response that another copy of this session
+    /// forwarded to the request waiting for it here; false when none waits
+    /// (it is not forwarded again).
+    pub fn deliver_forwarded(&self, message: &[u8]) -> bool {
+        let Some(session) = self.session.get() else {
+            return false;
+        };
+        let facts = session.facts();
+        let context = RouteContext {
+            headers: None,
+            lists: None,
+            session: Some(&facts),
+        };
+        match self.server.router().route(message, &context) {
+            Decision::Drop(Dropped::Response(response)) => session.peer.deliver(response),
+            _ => false,
         }
     }
 
@@ -668,7 +760,14 @@ impl Connection {
             Decision::Drop(Dropped::Response(response)) => {
                 let delivered = self.session.get().is_some_and(|s| s.peer.deliver(response));
                 if !delivered {
-                    tracing::debug!("a response from the client answered no waiting request");
+                    match self.undelivered.get() {
+                        // Another copy of the session (on another replica)
+                        // may hold the waiting call.
+                        Some(forward) => forward(message),
+                        None => tracing::debug!(
+                            "a response from the client answered no waiting request"
+                        ),
+                    }
                 }
                 Accepted::Dropped
             }
