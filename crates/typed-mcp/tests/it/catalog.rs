@@ -435,6 +435,38 @@ async fn a_template_matches_and_passes_the_decoded_variable() {
     }
 }
 
+/// A URI of many separators against a template of several variables: each
+/// split used to be tried for each variable (seconds at a few hundred bytes).
+/// It is answered, as not found, and the server goes on serving.
+#[tokio::test]
+async fn a_uri_that_would_backtrack_without_end_is_not_found_and_the_server_still_serves() {
+    let server = Server::new("s", "1")
+        .resource_template(
+            ResourceTemplateDecl::builder("db://{a}.{b}.{c}.{d}x", "rows")
+                .description("A row.")
+                .parameter("a", "A.")
+                .parameter("b", "B.")
+                .parameter("c", "C.")
+                .parameter("d", "D.")
+                .handler(|request, _ctx| async move {
+                    let b = request.variable("b").unwrap_or_default().to_owned();
+                    Ok(vec![ResourceContents::text(
+                        request.uri,
+                        Some("text/plain"),
+                        b,
+                    )])
+                }),
+        )
+        .build()
+        .unwrap();
+    let client = client(server);
+    let uri = format!("db://{}", ".".repeat(50_000));
+    let error = client.read_resource(&uri).await.error().cloned().unwrap();
+    assert_eq!(error["code"], -32602, "{error}");
+    let result = client.read_resource("db://1.2.3.4x").await.result().clone();
+    assert_eq!(result["contents"][0]["text"], "2");
+}
+
 #[tokio::test]
 async fn an_empty_read_is_resource_not_found() {
     let server = Server::new("s", "1")
