@@ -187,6 +187,7 @@ fn read(message: &[u8], limits: Limits) -> Reading {
             let text = raw.get();
             let digits = text.strip_prefix('-').unwrap_or(text);
             let integer = !digits.is_empty()
+                && digits.len() <= 308 // the router refuses wider integer ids
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && (digits == "0" || !digits.starts_with('0'));
             match serde_json::from_str::<Value>(text).ok()? {

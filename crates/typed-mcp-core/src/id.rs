@@ -60,9 +60,17 @@ impl RequestId {
     }
 }
 
+/// The most digits an integer id may have. Integer ids are echoed as written,
+/// however wide; past 308 digits one is beyond the range of an IEEE double,
+/// which most JSON parsers cannot read at all (RFC 7493), so the answer to it
+/// would be unreadable: such an id is refused like a float. Found by the
+/// `router` fuzz target.
+pub(crate) const MAX_INTEGER_ID_DIGITS: usize = 308;
+
 fn integer_from_text(text: &str) -> Option<RequestId> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     let canonical = !digits.is_empty()
+        && digits.len() <= MAX_INTEGER_ID_DIGITS
         && digits.bytes().all(|b| b.is_ascii_digit())
         && (digits == "0" || !digits.starts_with('0'));
     if !canonical {
@@ -176,6 +184,16 @@ mod tests {
             serde_json::to_string(&id).unwrap(),
             "123456789012345678901234567890"
         );
+    }
+
+    #[test]
+    fn an_integer_beyond_the_range_of_a_double_is_not_an_id() {
+        let widest = "9".repeat(MAX_INTEGER_ID_DIGITS);
+        assert!(RequestId::from_raw(&raw(&widest)).is_some());
+        assert!(RequestId::from_raw(&raw(&format!("-{widest}"))).is_some());
+        let wider = "1".repeat(MAX_INTEGER_ID_DIGITS + 1);
+        assert!(RequestId::from_raw(&raw(&wider)).is_none());
+        assert!(RequestId::from_raw(&raw(&format!("-{wider}"))).is_none());
     }
 
     #[test]

@@ -1893,3 +1893,31 @@ fn a_number_beyond_f64_in_a_skipped_member_keeps_the_id() {
     let body: Value = serde_json::from_slice(&answer.body).unwrap();
     assert_eq!(body["error"]["code"], -32700, "{body}");
 }
+
+/// Found by the `router` fuzz target: a 400-digit integer id was echoed as
+/// written, an answer most JSON parsers cannot read. Such an id is refused
+/// (`-32600`, no id), readably, and a wide id within a double's range is
+/// still echoed exactly.
+#[test]
+fn an_integer_id_beyond_a_double_is_refused_and_the_answer_is_readable() {
+    let id = "7".repeat(400);
+    let message = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#);
+    let Decision::Respond(answer) =
+        router(Fixture::Full).route(message.as_bytes(), &RouteContext::NONE)
+    else {
+        panic!("expected an answer");
+    };
+    let body: Value = serde_json::from_slice(&answer.body).expect("a readable answer");
+    assert_eq!(body["error"]["code"], -32600, "{body}");
+    assert!(body.get("id").is_none_or(Value::is_null), "{body}");
+
+    let wide = "123456789012345678901234567890";
+    let message = format!(r#"{{"jsonrpc":"2.0","id":{wide},"method":"tools/list"}}"#);
+    let Decision::Respond(answer) =
+        router(Fixture::Full).route(message.as_bytes(), &RouteContext::NONE)
+    else {
+        panic!("expected an answer");
+    };
+    let text = String::from_utf8(answer.body.to_vec()).unwrap();
+    assert!(text.contains(&format!(r#""id":{wide}"#)), "{text}");
+}
