@@ -61,6 +61,9 @@ pub(crate) struct ArgumentValidator {
     validator: Validator,
     /// The input schema, kept when it has secret (`writeOnly`) parts.
     secrets: Option<Value>,
+    /// Whether the schema has an integer anywhere: only then can an integral
+    /// float need turning into an integer (decided once, not per call).
+    has_integers: bool,
 }
 
 impl ArgumentValidator {
@@ -68,9 +71,14 @@ impl ArgumentValidator {
     /// compile; a failure is a bug in the schema generator and is reported as such.
     pub(crate) fn new(schema: &Value) -> Result<Self, String> {
         let secrets = schema::has_secrets(schema).then(|| schema.clone());
+        let has_integers = names_integer_type(schema);
         jsonschema::draft202012::options()
             .build(schema)
-            .map(|validator| ArgumentValidator { validator, secrets })
+            .map(|validator| ArgumentValidator {
+                validator,
+                secrets,
+                has_integers,
+            })
             .map_err(|e| format!("the derived input schema does not compile: {e}"))
     }
 
@@ -100,7 +108,9 @@ impl ArgumentValidator {
         mut arguments: Value,
         checks: &[ArgumentCheck],
     ) -> Result<A, Vec<ArgumentProblem>> {
-        integral_floats_as_integers(&mut arguments);
+        if self.has_integers {
+            integral_floats_as_integers(&mut arguments);
+        }
         // Valid arguments (the common case) are told by a pass that builds
         // no error; only invalid ones are walked again for every problem.
         let mut problems = if self.validator.is_valid(&arguments) {
@@ -374,6 +384,23 @@ fn integral_floats_as_integers(value: &mut Value) {
         Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),
         Value::Object(members) => members.values_mut().for_each(integral_floats_as_integers),
         _ => {}
+    }
+}
+
+/// Whether `schema` says `"type": "integer"` (alone or in a list) anywhere.
+fn names_integer_type(schema: &Value) -> bool {
+    match schema {
+        Value::Object(members) => members.iter().any(|(key, value)| {
+            (key == "type"
+                && match value {
+                    Value::String(t) => t == "integer",
+                    Value::Array(types) => types.iter().any(|t| t == "integer"),
+                    _ => false,
+                })
+                || names_integer_type(value)
+        }),
+        Value::Array(items) => items.iter().any(names_integer_type),
+        _ => false,
     }
 }
 
@@ -755,6 +782,10 @@ mod tests {
                 list: vec![1, 2],
             }
         );
+        // Without integers in the schema, a float stays a float.
+        let floats =
+            ArgumentValidator::new(&json!({"properties": {"x": {"type": "number"}}})).unwrap();
+        assert!(!floats.has_integers && validator.has_integers);
         // A fractional number is still refused, by the schema, at its path.
         let fractional: Value = serde_json::from_str(r#"{"small": 1.5}"#).unwrap();
         let problems = validator.decode::<Value>(fractional, &[]).unwrap_err();
