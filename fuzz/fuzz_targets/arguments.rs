@@ -14,9 +14,11 @@
 
 #![no_main]
 
+#[path = "serve_io.rs"]
+mod serve_io;
+
 use std::collections::{BTreeMap, HashMap};
-use std::io::{self, Write};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use schemars::JsonSchema;
@@ -138,29 +140,6 @@ fn server() -> &'static Server {
     })
 }
 
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
-    })
-}
-
-#[derive(Clone, Default)]
-struct Collected(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Collected {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 fuzz_target!(|input: &[u8]| {
     let Ok(arguments) = serde_json::from_slice::<Value>(input) else {
         return;
@@ -180,11 +159,7 @@ fuzz_target!(|input: &[u8]| {
     });
     let mut line = serde_json::to_vec(&request).unwrap();
     line.push(b'\n');
-    let out = Collected::default();
-    runtime()
-        .block_on(server().clone().serve_io(&line[..], out.clone()))
-        .expect("serve_io ends without an I/O error");
-    let bytes = out.0.lock().unwrap().clone();
+    let bytes = serve_io::serve(server(), &line[..]);
     let text = String::from_utf8(bytes).expect("answers are UTF-8");
     let answers: Vec<&str> = text.lines().collect();
     assert_eq!(answers.len(), 1, "one answer: {text}");

@@ -12,9 +12,12 @@
 
 #![no_main]
 
-use std::io::{self, Write};
+#[path = "serve_io.rs"]
+mod serve_io;
+
+use std::io;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
 use libfuzzer_sys::fuzz_target;
@@ -32,16 +35,6 @@ fn server() -> &'static Server {
             .max_message_bytes(MAX_LINE)
             .build()
             .expect("the fuzz server builds")
-    })
-}
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime")
     })
 }
 
@@ -78,31 +71,13 @@ impl AsyncRead for Pieces {
     }
 }
 
-/// A `Write` the test reads back after the writer thread ends.
-#[derive(Clone, Default)]
-struct Collected(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Collected {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 fn serve(data: &[u8], seed: Option<u64>) -> Vec<Vec<u8>> {
-    let out = Collected::default();
     let input = Pieces {
         data: data.to_vec(),
         at: 0,
         state: seed,
     };
-    runtime()
-        .block_on(server().clone().serve_io(input, out.clone()))
-        .expect("serve_io ends without an I/O error");
-    let bytes = out.0.lock().unwrap().clone();
+    let bytes = serve_io::serve(server(), input);
     assert!(
         bytes.is_empty() || bytes.ends_with(b"\n"),
         "a partial line was written"
