@@ -31,10 +31,31 @@ fn respell(value: &Value) -> Value {
     }
 }
 
+/// The member name serde_json (with its `raw_value` feature, which the
+/// workspace enables) reserves: an object whose first member has this name is
+/// read as the raw value it holds, so the canonical form of an object that
+/// merely contains it (sorted first) cannot be read back as a `Value`. That is
+/// serde_json's convention, not canonicalization; canonical forms are only
+/// hashed, never read back, so values with the name are left out here.
+const SERDE_JSON_RAW_VALUE_KEY: &str = "$serde_json::private::RawValue";
+
+fn names_the_raw_value_key(value: &Value) -> bool {
+    match value {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| k == SERDE_JSON_RAW_VALUE_KEY || names_the_raw_value_key(v)),
+        Value::Array(items) => items.iter().any(names_the_raw_value_key),
+        _ => false,
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {
         return;
     };
+    if names_the_raw_value_key(&value) {
+        return;
+    }
     let canonical = canonical_json(&value);
     let reparsed: Value = serde_json::from_str(&canonical)
         .unwrap_or_else(|e| panic!("the canonical form {canonical:?} is not JSON: {e}"));
