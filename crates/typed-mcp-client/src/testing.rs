@@ -1,9 +1,9 @@
 //! A wire probe for tests of typed-mcp servers (feature `testing`): it sends
 //! what no well-behaved client would — malformed JSON, a bad envelope, a
-//! forged id, HTTP headers that disagree with the body — to a
-//! [`Server`](typed_mcp::Server) in this process, and hands back every
-//! message the server sent for it, as sent, with the connection's
-//! [`Accepted`] decision and the HTTP status Streamable HTTP would carry.
+//! forged id, HTTP headers that disagree with the body — to a [`Server`] in
+//! this process, and hands back every message the server sent for it, as
+//! sent, with the connection's [`Accepted`] decision and the HTTP status
+//! Streamable HTTP would carry.
 //!
 //! It is the [`Client`](crate::Client)'s in-process transport with the
 //! client's conveniences left out: the same exchange with the server's
