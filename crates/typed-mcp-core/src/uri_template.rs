@@ -116,41 +116,41 @@ impl Matcher<'_> {
             return false;
         }
         let rest = &self.uri[pos..];
+        // What a failed attempt pushed (the values of later parts, matched
+        // before this part failed) is not part of the match.
+        let mark = out.len();
         let matched = match first {
             Part::Literal(lit) => {
                 rest.starts_with(lit.as_str()) && self.at(part + 1, pos + lit.len(), out)
             }
-            Part::Var { name, reserved } => match self.value_end(part, pos, *reserved, out) {
-                Some(end) => match percent_decode(&rest[..end]) {
-                    Some(value) => {
-                        out.push((name.clone(), value));
-                        true
-                    }
-                    // A value that does not decode: no instance of the template.
-                    None => false,
-                },
+            Part::Var { name, reserved } => match self.value(part, pos, *reserved, out) {
+                Some(value) => {
+                    out.push((name.clone(), value));
+                    true
+                }
                 None => false,
             },
         };
         if !matched {
+            out.truncate(mark);
             self.failed.insert((part, pos));
         }
         matched
     }
 
-    /// Where the value of the variable `parts[part]`, starting at `pos`, ends
-    /// so that the rest matches: the shortest such value (a following literal
-    /// is found at its first fitting occurrence). Candidates are the places
-    /// the next literal occurs (or the end, for the last part), found and
-    /// checked for allowed characters lazily, every byte looked at charged to
-    /// the step budget.
-    fn value_end(
+    /// The decoded value of the variable `parts[part]`, starting at `pos`,
+    /// that lets the rest match: the shortest such value that decodes (a
+    /// following literal is found at its first fitting occurrence).
+    /// Candidates end where the next literal occurs (or at the end, for the
+    /// last part), found and checked for allowed characters lazily, every
+    /// byte looked at charged to the step budget.
+    fn value(
         &mut self,
         part: usize,
         pos: usize,
         reserved: bool,
         out: &mut Vec<(String, String)>,
-    ) -> Option<usize> {
+    ) -> Option<String> {
         let rest = &self.uri[pos..];
         let next = self.parts.get(part + 1);
         // A value holds at least one character.
@@ -181,8 +181,17 @@ impl Matcher<'_> {
                 return None;
             }
             allowed_to = candidate;
+            let mark = out.len();
             if self.at(part + 1, pos + candidate, out) {
-                return Some(candidate);
+                // Decoding looks at the whole value once more.
+                self.steps_left = self.steps_left.checked_sub(candidate)?;
+                if let Some(value) = percent_decode(&rest[..candidate]) {
+                    return Some(value);
+                }
+                // An escape cut short (`%4` before a literal `1`) or a bad
+                // one: a longer value may still decode, and the later parts
+                // are matched again from its end.
+                out.truncate(mark);
             }
             if candidate >= rest.len() || next.is_none() {
                 return None;
@@ -298,6 +307,58 @@ mod tests {
         let zeros = "\u{0}".repeat(400);
         let matched = t.matches(&format!("db://\u{0}t\u{4}qb{zeros}")).unwrap();
         assert_eq!(matched[0].1, "\u{0}t\u{4}qb");
+    }
+
+    /// Found by the `uri_template` fuzz target: a value that did not decode
+    /// failed its part after the later parts had pushed their values, and a
+    /// match found another way kept them (one variable named many times).
+    #[test]
+    fn a_failed_attempt_leaves_no_values_behind() {
+        let source = "db://{table}\u{0}{+able}%{+roe}\u{0}{row}";
+        let t = UriTemplate::parse(source).unwrap();
+        let encode = |value: &str| {
+            value
+                .bytes()
+                .map(|b| {
+                    if b.is_ascii_alphanumeric() {
+                        (b as char).to_string()
+                    } else {
+                        format!("%{b:02X}")
+                    }
+                })
+                .collect::<String>()
+        };
+        let values = [
+            ("table", "u\u{2}"),
+            (
+                "able",
+                "\u{10}\0\0\0\0\0\0\0\u{5}\0\0\0\0\u{7f}\0\u{2}\0\0\0ob",
+            ),
+            ("roe", "3\u{21c}\u{444}x"),
+            ("row", "\0\0"),
+        ];
+        let uri = format!(
+            "db://{}\u{0}{}%{}\u{0}{}",
+            encode(values[0].1),
+            encode(values[1].1),
+            encode(values[2].1),
+            encode(values[3].1)
+        );
+        let expected: Vec<(String, String)> = values
+            .iter()
+            .map(|(n, v)| ((*n).into(), (*v).into()))
+            .collect();
+        assert_eq!(t.matches(&uri), Some(expected));
+    }
+
+    #[test]
+    fn a_value_cut_inside_an_escape_grows_until_it_decodes() {
+        let t = UriTemplate::parse("x://{a}4{b}").unwrap();
+        // "%" alone does not decode; "%41" does, and b starts after the next 4.
+        assert_eq!(
+            t.matches("x://%41%424z"),
+            Some(vec![("a".into(), "AB".into()), ("b".into(), "z".into())])
+        );
     }
 
     #[test]
