@@ -19,6 +19,7 @@ use crate::context::{Principal, ToolContext};
 use crate::declare::ToolDecl;
 use crate::extension::{Extension, ExtensionReply};
 use crate::server::ServerBuilder;
+use crate::subscribe::ResourceUpdates;
 
 /// The Tasks extension's identifier.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";
@@ -170,6 +171,9 @@ pub(crate) struct TaskRuntime {
     recovered: tokio::sync::OnceCell<()>,
     /// Tasks created, to purge expired ones every [`PURGE_EVERY`] creations.
     created: std::sync::atomic::AtomicUsize,
+    /// Where the news of a task's change goes (to the listens watching it,
+    /// on every replica when the server has an update bus).
+    updates: ResourceUpdates,
 }
 
 /// Expired tasks are purged from the store every this many creations (and
@@ -186,6 +190,7 @@ pub(crate) struct Running {
 pub(crate) fn runtime_for(
     tools: &[ToolDecl],
     settings: &mut TaskSettings,
+    updates: &ResourceUpdates,
 ) -> Option<Arc<TaskRuntime>> {
     if !tools.iter().any(|t| t.task.is_some()) {
         return None;
@@ -201,6 +206,7 @@ pub(crate) fn runtime_for(
         running: Mutex::new(HashMap::new()),
         recovered: tokio::sync::OnceCell::new(),
         created: std::sync::atomic::AtomicUsize::new(0),
+        updates: updates.clone(),
     }))
 }
 
@@ -235,6 +241,12 @@ impl TaskRuntime {
         if let Err(error) = self.store.purge_expired().await {
             tracing::warn!(%error, "expired tasks could not be purged");
         }
+    }
+
+    /// Tells the listens watching task `id` (here and on other replicas)
+    /// that it changed.
+    pub(crate) fn changed(&self, id: &TaskId) {
+        self.updates.publish_task(id.as_str());
     }
 
     pub(crate) fn register(&self, id: &TaskId, cancel: CancellationToken) -> Arc<Running> {
@@ -352,10 +364,11 @@ async fn tasks_update(
         .respond(&owner, &id, responses)
         .await
         .map_err(store_error)?;
-    if after.is_some()
-        && let Some(running) = runtime.local(&id)
-    {
-        running.changed.notify_one();
+    if after.is_some() {
+        runtime.changed(&id);
+        if let Some(running) = runtime.local(&id) {
+            running.changed.notify_one();
+        }
     }
     Ok(Map::new())
 }
@@ -376,6 +389,7 @@ async fn tasks_cancel(
         .await
         .map_err(store_error)?
         .ok_or_else(|| unknown_task(&id))?;
+    runtime.changed(&id);
     if let Some(running) = runtime.local(&id) {
         running.cancel.cancel();
         running.changed.notify_one();
