@@ -279,12 +279,14 @@ pub(crate) async fn listen(
         );
         ctx.send(encode::notification(TASK_STATUS, &params))
     };
+    let mut next_poll = tokio::time::Instant::now() + tasks.poll_interval().unwrap_or_default();
     loop {
-        // The unfinished watched tasks are re-read at their poll interval.
-        let poll = tasks.poll_interval();
+        // The unfinished watched tasks are re-read at their poll interval,
+        // on a schedule other messages do not push back.
+        let poll = tasks.poll_interval().map(|_| next_poll);
         let tick = async move {
             match poll {
-                Some(interval) => tokio::time::sleep(interval).await,
+                Some(at) => tokio::time::sleep_until(at).await,
                 None => std::future::pending().await,
             }
         };
@@ -297,6 +299,7 @@ pub(crate) async fn listen(
                 for task in tasks.reread_all().await {
                     task_changed(task).await;
                 }
+                next_poll = tokio::time::Instant::now() + tasks.poll_interval().unwrap_or_default();
                 continue;
             }
         };

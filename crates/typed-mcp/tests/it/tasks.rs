@@ -1220,13 +1220,20 @@ async fn a_dated_client_declaring_the_extension_gets_plain_calls() {
     let f = fixture(|b| b);
     let client = TestClient::new(f.server.clone());
     let init = client
-        .send(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {"extensions": {EXTENSION_ID: {}}},
-            "clientInfo": {"name": "dated-client", "version": "1.0.0"}
-        }}))
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"extensions": {EXTENSION_ID: {}}},
+                "clientInfo": {"name": "dated-client", "version": "1.0.0"}
+            }}),
+        )
         .await;
-    assert_eq!(init.result()["protocolVersion"], "2025-11-25", "{:?}", init.response());
+    assert_eq!(
+        init.result()["protocolVersion"],
+        "2025-11-25",
+        "{:?}",
+        init.response()
+    );
     client
         .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
         .await;
@@ -1235,10 +1242,17 @@ async fn a_dated_client_declaring_the_extension_gets_plain_calls() {
             "params": {"name": "nap", "arguments": {"millis": 1}}}))
         .await;
     assert_eq!(
-        call.result()["content"][0]["text"], "slept 1 ms",
+        call.result()["content"][0]["text"],
+        "slept 1 ms",
         "the extension is not defined for 2025-11-25: a plain call, {:?}",
         call.response()
     );
     assert!(call.result().get("taskId").is_none());
-    assert!(f.store.list(&TaskOwner::anonymous()).await.unwrap().is_empty());
+    assert!(
+        f.store
+            .list(&TaskOwner::anonymous())
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
