@@ -25,10 +25,11 @@
 //! With the Tasks extension, a listen filter's `taskIds` (from a client that
 //! declares the extension) asks for `notifications/tasks`: the full task, as
 //! `tasks/get` would answer it, each time one of those tasks changes. The
-//! acknowledgement lists the ids honoured: the caller's own live tasks, at
-//! most [`MAX_WATCHED_TASKS`](crate::tasks::MAX_WATCHED_TASKS) of them (an
-//! id that is unknown or another principal's is left out, exactly as if it
-//! did not exist). The news that a task changed travels like a resource
+//! acknowledgement lists the ids honoured: those of the first
+//! [`MAX_WATCHED_TASKS`](crate::tasks::MAX_WATCHED_TASKS) distinct ids asked
+//! that are the caller's own live tasks (an id that is unknown or another
+//! principal's is left out, exactly as if it did not exist; ids past the
+//! limit are not looked up). The news that a task changed travels like a resource
 //! update (through the [`UpdateBus`] between replicas, [`UpdateBus::publish_task`]);
 //! the listener then reads the task from the store, so what it sends is what
 //! the store holds and no replica's change is missed for long: the listener
