@@ -16,8 +16,8 @@
 //!    holding a new slot.
 //! 4. A round that ends stores the redacted result (`completed`, an
 //!    `isError` result included) or JSON-RPC error (`failed`); a
-//!    `tasks/cancel` (here, or through another replica sharing the store,
-//!    seen at the poll interval) or the task's expiry fires the handler's
+//!    `tasks/cancel` (here, or through another replica sharing the store:
+//!    seen at once with an update bus, else at the poll interval) or the task's expiry fires the handler's
 //!    cancellation, gives it up to a poll interval (a second at most) to
 //!    end by itself, and drops it.
 //!    The call's receipt is left then, once, naming the task.
@@ -377,7 +377,10 @@ impl Driver {
     /// the store, or by its expiry) first.
     async fn wait_for(&self, round: &mut JoinHandle<RoundEnd>) -> Option<RoundEnd> {
         loop {
-            let tick = tokio::time::sleep(self.runtime.poll_interval);
+            // The store is read at the poll interval, or at once when news
+            // of a change came (another replica's cancel, through the bus).
+            let poll = tokio::time::sleep(self.runtime.poll_interval);
+            let tick = select(Box::pin(poll), Box::pin(self.running.changed.notified()));
             let cancelled = self.running.cancel.cancelled();
             let stop = select(Box::pin(cancelled), Box::pin(tick));
             match select(&mut *round, stop).await {

@@ -19,7 +19,7 @@ use crate::context::{Principal, ToolContext};
 use crate::declare::ToolDecl;
 use crate::extension::{Extension, ExtensionReply};
 use crate::server::ServerBuilder;
-use crate::subscribe::ResourceUpdates;
+use crate::subscribe::{Received, ResourceUpdates};
 
 /// The Tasks extension's identifier.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";
@@ -138,7 +138,8 @@ impl ServerBuilder {
     /// The polling interval suggested to clients (`pollIntervalMs`, default
     /// [`Self::DEFAULT_TASK_POLL_INTERVAL`]; at least a millisecond). A task
     /// checks its store for a cancellation or answers made through another
-    /// replica at this interval too.
+    /// replica at this interval too (at once, when the server has an
+    /// [`update_bus`](Self::update_bus) carrying the news of task changes).
     pub fn task_poll_interval(mut self, interval: Duration) -> Self {
         self.task_settings.poll_interval = interval.max(Duration::from_millis(1));
         self
@@ -160,13 +161,13 @@ impl ServerBuilder {
 }
 
 /// The tasks of one server: the store, the settings, and the tasks running
-/// in this process (to wake them at once; through another replica they learn
-/// of changes at the poll interval).
+/// in this process (to wake them at once; of a change made through another
+/// replica they learn from the update bus, or else at the poll interval).
 pub(crate) struct TaskRuntime {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) ttl: Option<Duration>,
     pub(crate) poll_interval: Duration,
-    running: Mutex<HashMap<TaskId, Arc<Running>>>,
+    running: Arc<Mutex<RunningTasks>>,
     /// Set once the store's interrupted tasks were recovered.
     recovered: tokio::sync::OnceCell<()>,
     /// Tasks created, to purge expired ones every [`PURGE_EVERY`] creations.
@@ -179,6 +180,9 @@ pub(crate) struct TaskRuntime {
 /// Expired tasks are purged from the store every this many creations (and
 /// once when the server first uses the store).
 const PURGE_EVERY: usize = 64;
+
+/// The tasks running in this process, by id.
+type RunningTasks = HashMap<TaskId, Arc<Running>>;
 
 /// A task running in this process.
 pub(crate) struct Running {
@@ -203,7 +207,7 @@ pub(crate) fn runtime_for(
         store,
         ttl: settings.ttl,
         poll_interval: settings.poll_interval,
-        running: Mutex::new(HashMap::new()),
+        running: Arc::new(Mutex::new(HashMap::new())),
         recovered: tokio::sync::OnceCell::new(),
         created: std::sync::atomic::AtomicUsize::new(0),
         updates: updates.clone(),
@@ -222,8 +226,40 @@ impl TaskRuntime {
                     Err(error) => tracing::error!(%error, "the task store could not recover interrupted tasks"),
                 }
                 self.purge().await;
+                self.hear_other_replicas();
             })
             .await;
+    }
+
+    /// Wakes a task running here when the news that it changed comes (from
+    /// another replica, through the update bus): its runner then reads the
+    /// store at once instead of at its next poll, so a `tasks/cancel` or an
+    /// answer sent through another replica takes effect without waiting.
+    /// Without a bus no news comes from elsewhere, and the poll does it.
+    fn hear_other_replicas(&self) {
+        let mut news = self.updates.subscribe();
+        let running = Arc::downgrade(&self.running);
+        tokio::spawn(async move {
+            loop {
+                let id = match news.recv().await {
+                    Received::Task(id) => id,
+                    Received::Updated(_) | Received::Resynchronize => continue,
+                    Received::Closed => return,
+                };
+                // The server is gone once its running tasks are.
+                let Some(running) = running.upgrade() else {
+                    return;
+                };
+                let task = running
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&TaskId::from_wire(id.to_string()))
+                    .cloned();
+                if let Some(task) = task {
+                    task.changed.notify_one();
+                }
+            }
+        });
     }
 
     /// Counts a creation; every [`PURGE_EVERY`]th purges expired tasks.
