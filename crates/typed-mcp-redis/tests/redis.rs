@@ -677,7 +677,10 @@ async fn task_status(client: &TestClient, id: &str) -> String {
 }
 
 /// The next `notifications/tasks` on `sub` (past the acknowledgement).
-async fn next_task_status(sub: &mut typed_mcp::testing::Subscription<'_>, what: &str) -> Value {
+async fn next_task_status(
+    sub: &mut typed_mcp_client::testing::Subscription<'_>,
+    what: &str,
+) -> Value {
     loop {
         let message = sub
             .next_within(WAIT)
