@@ -1,9 +1,12 @@
 // The TypeScript Tasks client (@modelcontextprotocol/ext-tasks) against a
 // typed-mcp server over Streamable HTTP: it discovers the server with the
 // SDK's Client, starts the support desk's rebuild_search_index tool (which
-// the server runs as a task), polls it and collects the result. Run by
-// scripts/tasks-check; exits 0 when the task completed with the expected
-// result, 1 otherwise, printing what it saw.
+// the server runs as a task), polls it and collects the result. Then it
+// starts another and follows it through task status notifications on a
+// subscriptions/listen stream instead, the filter made and the
+// acknowledgement and every notification read with the ext-tasks codecs. Run
+// by scripts/tasks-check; exits 0 when both tasks completed with the
+// expected result, 1 otherwise, printing what it saw.
 //
 // Usage: node check.mjs URL
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -11,6 +14,12 @@ import {
   createTaskSessionFromClient,
   resultFromTaskOutcome,
 } from "@modelcontextprotocol/ext-tasks/client";
+import {
+  contributeTaskFilterV2,
+  isTaskStatusNotificationV2,
+  readAcceptedTaskIdsV2,
+  withTaskCapabilityV2,
+} from "@modelcontextprotocol/ext-tasks/core/v2";
 
 const url = process.argv[2];
 if (!url) {
@@ -97,8 +106,90 @@ try {
   if (result?.isError || typeof report?.tickets !== "number" || report.tickets < 1 || report.batches !== report.tickets) {
     fail(`expected a reindex report with one batch per ticket, found ${JSON.stringify(result)}`);
   }
-  console.log(`tasks-check: PASS (${report.tickets} tickets reindexed as a task)`);
+  const notified = await followByNotifications();
+  console.log(`tasks-check: PASS (${report.tickets} tickets reindexed as a task; a second reindex followed through ${notified} status notification(s))`);
 } finally {
   await session.close();
   await client.close();
+}
+
+// Starts a reindex as a task, then follows it on a subscriptions/listen
+// stream: the acknowledgement must accept its id, and the notifications
+// (each a valid ext-tasks TaskStatusNotification) must end with the
+// completed task and its report. Returns how many notifications came.
+async function followByNotifications() {
+  const meta = withTaskCapabilityV2({
+    _meta: {
+      "io.modelcontextprotocol/protocolVersion": PROTOCOL_VERSION,
+      "io.modelcontextprotocol/clientCapabilities": clientCapabilities,
+      "io.modelcontextprotocol/clientInfo": clientInfo,
+    },
+  })._meta;
+  const started = await rawDispatch({
+    method: "tools/call",
+    params: { name: "rebuild_search_index", arguments: { batch_size: 1, pause_ms: 200 }, _meta: meta },
+  });
+  const taskId = started.result?.taskId;
+  if (started.result?.resultType !== "task" || typeof taskId !== "string") {
+    fail(`the second reindex did not become a task: ${JSON.stringify(started)}`);
+  }
+  const filter = contributeTaskFilterV2({ notifications: {} }, [taskId]);
+  const listen = new AbortController();
+  const response = await fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": PROTOCOL_VERSION,
+      "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: nextId++, method: "subscriptions/listen", params: { ...filter, _meta: meta } }),
+    signal: listen.signal,
+  });
+  if (!response.headers.get("content-type")?.includes("text/event-stream")) {
+    fail(`subscriptions/listen did not stream: ${response.status} ${await response.text()}`);
+  }
+  const timer = setTimeout(() => listen.abort(), 30_000);
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffered = "";
+  let acknowledged = false;
+  const statuses = [];
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) fail(`the listen stream ended before the task did (saw ${statuses.join(", ")})`);
+      buffered += decoder.decode(value, { stream: true });
+      let newline;
+      while ((newline = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, newline).trim();
+        buffered = buffered.slice(newline + 1);
+        if (!line.startsWith("data:")) continue;
+        const message = JSON.parse(line.slice(5));
+        if (message.method === "notifications/subscriptions/acknowledged") {
+          const accepted = readAcceptedTaskIdsV2(message.params);
+          if (!accepted.includes(taskId)) fail(`the acknowledgement did not accept the task: ${JSON.stringify(message)}`);
+          acknowledged = true;
+          continue;
+        }
+        if (message.method !== "notifications/tasks") continue;
+        if (!acknowledged) fail("a task notification came before the acknowledgement");
+        if (!isTaskStatusNotificationV2(message)) fail(`not a valid task status notification: ${JSON.stringify(message)}`);
+        if (message.params.taskId !== taskId) fail(`a notification of another task: ${JSON.stringify(message)}`);
+        statuses.push(message.params.status);
+        if (["failed", "cancelled"].includes(message.params.status)) fail(`the task ended ${message.params.status}: ${JSON.stringify(message)}`);
+        if (message.params.status === "completed") {
+          const report = message.params.result?.structuredContent;
+          if (typeof report?.tickets !== "number" || report.tickets < 1) {
+            fail(`the completed notification carries no reindex report: ${JSON.stringify(message)}`);
+          }
+          console.log(`tasks-check: listen acknowledged ${taskId}; notified: ${statuses.join(", ")}`);
+          return statuses.length;
+        }
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    listen.abort();
+  }
 }

@@ -262,8 +262,8 @@ class Checks:
         await self.client.aclose()
 
     async def task_across_replicas(self) -> None:
-        """A task created on one replica is polled, answered and collected
-        through the others."""
+        """A task created on one replica is polled, answered, cancelled and
+        collected through the others."""
         tasks = "io.modelcontextprotocol/tasks"
         meta = {**META, "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "extensions": {tasks: {}}}}
 
@@ -312,6 +312,28 @@ class Checks:
             print(f"scale-check:      tasks created on {created_on} and {asked_on}, answered on {answered_on}, polled on {sorted(set(served))}", flush=True)
             if {asked_on, answered_on, *served} == {asked_on}:
                 raise AssertionError("the answered task never left its replica")
+            # Cancelled through another replica than the one running it: a
+            # long slow_sum, then (round robin, nothing else in flight) the
+            # request after one that landed on its runner goes elsewhere.
+            reply, running_on = await request(client, 11, "tools/call", {"name": "slow_sum", "arguments": {"a": 1, "b": 1, "millis": 60000}}, "slow_sum")
+            task_id = reply["result"]["taskId"]
+            for _ in range(10):
+                _, on = await request(client, 12, "tasks/get", {"taskId": task_id}, task_id)
+                if on == running_on:
+                    break
+            ack, cancelled_on = await request(client, 13, "tasks/cancel", {"taskId": task_id}, task_id)
+            expect(ack.get("result", {}).get("resultType"), "complete", f"tasks/cancel's ack ({ack!r})")
+            if cancelled_on == running_on:
+                raise AssertionError(f"the cancel landed on the running replica {running_on} (round robin expected another)")
+            served = []
+            await until(client, task_id, "cancelled", served)
+            for _ in range(4):
+                reply, on = await request(client, 14, "tasks/get", {"taskId": task_id}, task_id)
+                served.append(on)
+                expect(reply["result"]["status"], "cancelled", f"the cancelled task as {on} reports it")
+            if running_on not in served or len(set(served)) < 2:
+                raise AssertionError(f"the cancelled task was not polled on its runner and another replica: {served}")
+            print(f"scale-check:      a task running on {running_on} cancelled through {cancelled_on}, reported cancelled by {sorted(set(served))}", flush=True)
 
     async def legacy_session_spread(self) -> None:
         """A dated client (mcp 1.30.0, 2025-11-25, a session) lists and
@@ -410,7 +432,7 @@ async def main() -> int:
     await checks.run("mrtr: input_required on one replica, the retry on another", checks.mrtr_across_replicas)
     await checks.run("subscriptions/listen on each replica gets an update published on a fourth connection", checks.listen_on_every_replica)
     await checks.run("redis restarted: listeners resynchronized, nothing invented, serving continues", checks.redis_restart)
-    await checks.run("a task created on one replica is polled, answered and collected through the others", checks.task_across_replicas)
+    await checks.run("a task created on one replica is polled, answered, cancelled and collected through the others", checks.task_across_replicas)
     await checks.run("legacy session (mcp 1.30.0) spread over the replicas, elicitation answers forwarded", checks.legacy_session_spread)
     await checks.run("one replica killed mid-load: the others keep serving", checks.kill_one_replica_mid_load)
     print(f"scale-check: {checks.passed} passed, {checks.failed} failed", flush=True)

@@ -44,7 +44,8 @@
 //! 13. **Method known and offered** — unknown, removed (`ping`,
 //!     `logging/setLevel`, `resources/subscribe`, ...) or behind a capability
 //!     the server does not announce (`subscriptions/listen` needs
-//!     `resources.subscribe`, announced whenever there are resources) →
+//!     `resources.subscribe`, announced whenever there are resources, or the
+//!     Tasks extension, whose status notifications it carries) →
 //!     `-32601` (404).
 //! 14. **`Mcp-Name`** (HTTP only; `tools/call`, `prompts/get`,
 //!     `resources/read`) — present and equal to the body's `name`/`uri` after
@@ -93,6 +94,11 @@ use crate::wire::{
     meta_keys, methods,
 };
 use crate::{ProgressToken, RequestId, RpcError, SUPPORTED_VERSIONS, encode};
+
+/// The Tasks extension, whose `taskIds` member of a `subscriptions/listen`
+/// filter the router checks (the runtime serves the rest of the extension
+/// through the extension seam).
+const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Case-insensitive access to the transport's headers (HTTP).
 pub trait Headers {
@@ -760,10 +766,16 @@ impl Router {
             (m, None) if self.extension_index(m).is_some() => None,
             (methods::SUBSCRIPTIONS_LISTEN, None) => {
                 let subscribe = caps.resources.as_ref().and_then(|r| r.subscribe) == Some(true);
-                if !subscribe {
+                // The Tasks extension's status notifications travel on
+                // listen streams too (its `taskIds` filter member).
+                let tasks = caps
+                    .extensions
+                    .as_ref()
+                    .is_some_and(|e| e.contains_key(TASKS_EXTENSION));
+                if !subscribe && !tasks {
                     return Err((
                         RpcError::method_not_found(
-                            "subscriptions/listen is not offered: this server announces no listChanged or subscribe capability",
+                            "subscriptions/listen is not offered: this server announces no listChanged or subscribe capability, nor the tasks extension",
                         ),
                         404,
                     ));
@@ -836,6 +848,17 @@ impl Router {
         let (input_responses, request_state) = mrtr_fields(params)?;
         if let Target::Tool { index, .. } = &target {
             self.check_client_capabilities(*index, &meta)?;
+        }
+        // The Tasks extension: a client asking for task status notifications
+        // must declare the extension (-32021), as for tasks/get.
+        if let Target::Listen { filter } = &target
+            && filter.task_ids.is_some()
+            && !meta.client_capabilities.has_extension(TASKS_EXTENSION)
+        {
+            return Err(extension::missing_extension(
+                TASKS_EXTENSION,
+                "notifications.taskIds (task status notifications) is",
+            ));
         }
         let id = seen.id.clone();
         Ok(Decision::Invoke(Box::new(Call {

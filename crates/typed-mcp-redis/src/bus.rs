@@ -19,10 +19,16 @@ const BATCH: usize = 256;
 
 /// A message on the channel: an update of one URI.
 const UPDATE: char = 'u';
+/// A message on the channel: a change of one task (the Tasks extension).
+const TASK: char = 't';
 /// A message on the channel: updates were lost, resynchronize.
 const RESYNC: &str = "r";
 
 /// An [`UpdateBus`] on one Redis pub/sub channel (`PREFIX:resources`).
+///
+/// It carries the news of task changes too ([`UpdateBus::publish_task`]):
+/// a task status listener on any replica hears of a change made through
+/// any other, in the same order as resource updates.
 ///
 /// Every replica publishes to and subscribes to the same channel, and every
 /// replica delivers only what it reads back from the channel (its own
@@ -40,6 +46,7 @@ const RESYNC: &str = "r";
 /// other replicas' listeners re-read too.
 #[derive(Debug)]
 pub struct RedisBus {
+    /// Messages as the channel carries them (kind, then payload).
     queue: mpsc::Sender<Arc<str>>,
     /// Set by [`attach`](UpdateBus::attach); what the tasks deliver to.
     local: Arc<Mutex<Option<LocalUpdates>>>,
@@ -106,9 +113,13 @@ impl RedisBus {
     }
 }
 
-impl UpdateBus for RedisBus {
-    fn publish(&self, uri: &str) {
-        if self.queue.try_send(Arc::from(uri)).is_err() {
+impl RedisBus {
+    /// Queues one channel message (see [`UPDATE`], [`TASK`]).
+    fn send(&self, kind: char, payload: &str) {
+        let mut message = String::with_capacity(payload.len() + 1);
+        message.push(kind);
+        message.push_str(payload);
+        if self.queue.try_send(Arc::from(message.as_str())).is_err() {
             // Redis is far behind (or gone): deliver here, and have the
             // other replicas resynchronize once Redis takes messages again.
             tracing::warn!(
@@ -121,9 +132,19 @@ impl UpdateBus for RedisBus {
                 .unwrap_or_else(|e| e.into_inner())
                 .as_ref()
             {
-                local.deliver(uri);
+                deliver(local, &message);
             }
         }
+    }
+}
+
+impl UpdateBus for RedisBus {
+    fn publish(&self, uri: &str) {
+        self.send(UPDATE, uri);
+    }
+
+    fn publish_task(&self, task_id: &str) {
+        self.send(TASK, task_id);
     }
 
     fn attach(&self, local: LocalUpdates) {
@@ -184,11 +205,7 @@ async fn receive(
                 continue;
             };
             let Some(local) = deliver_to() else { continue };
-            if payload == RESYNC {
-                local.resynchronize();
-            } else if let Some(uri) = payload.strip_prefix(UPDATE) {
-                local.deliver(uri);
-            }
+            deliver(&local, &payload);
         }
         tracing::warn!(
             "lost the Redis subscription to resource updates; reconnecting (listeners here will be resynchronized)"
@@ -196,7 +213,18 @@ async fn receive(
     }
 }
 
-/// Sends queued updates to the channel, in order, in pipelines.
+/// Delivers one channel message here.
+fn deliver(local: &LocalUpdates, message: &str) {
+    if message == RESYNC {
+        local.resynchronize();
+    } else if let Some(uri) = message.strip_prefix(UPDATE) {
+        local.deliver(uri);
+    } else if let Some(task) = message.strip_prefix(TASK) {
+        local.deliver_task(task);
+    }
+}
+
+/// Sends queued messages to the channel, in order, in pipelines.
 async fn publish(
     redis: Redis,
     channel: String,
@@ -211,18 +239,19 @@ async fn publish(
         if resync {
             pipeline.cmd("PUBLISH").arg(&channel).arg(RESYNC).ignore();
         }
-        for uri in &batch {
-            let mut message = String::with_capacity(uri.len() + 1);
-            message.push(UPDATE);
-            message.push_str(uri);
-            pipeline.cmd("PUBLISH").arg(&channel).arg(message).ignore();
+        for message in &batch {
+            pipeline
+                .cmd("PUBLISH")
+                .arg(&channel)
+                .arg(&**message)
+                .ignore();
         }
         if let Err(e) = redis.query_pipeline(&pipeline).await {
             tracing::warn!(error = %e, updates = batch.len(), "could not publish resource updates to Redis; delivering them here, the other replicas resynchronize later");
             lost.store(true, Ordering::Release);
             if let Some(local) = local.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-                for uri in &batch {
-                    local.deliver(uri);
+                for message in &batch {
+                    deliver(local, message);
                 }
             }
         }

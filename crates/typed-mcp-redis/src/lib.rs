@@ -9,7 +9,8 @@
 //! | resource updates to `subscriptions/listen` (and legacy `resources/subscribe`) | an in-process broadcast | [`RedisBus`]: one pub/sub channel, every replica's listeners get every replica's updates, in one order |
 //! | legacy (2025-11-25 and older) HTTP sessions | [`MemorySessionStore`](typed_mcp_http::MemorySessionStore) | [`RedisSessionStore`]: any replica resumes a session another opened |
 //! | the `requestState` key | random per process | a keyring from configuration ([`StateKeys::from_env`](typed_mcp::state::StateKeys::from_env)); [`KeyringCheck`] warns when replicas do not share it |
-//! | tasks (the Tasks extension) | [`MemoryTaskStore`](typed_mcp::tasks::MemoryTaskStore) | [`RedisTaskStore`]: a task created on one replica is polled, answered and collected on any; a stopped replica's unfinished tasks fail as interrupted |
+//! | tasks (the Tasks extension) | [`MemoryTaskStore`](typed_mcp::tasks::MemoryTaskStore) | [`RedisTaskStore`]: a task created on one replica is polled, answered, cancelled (its handler's cancellation fires on the replica running it, within the poll interval) and collected on any; a stopped replica's unfinished tasks fail as interrupted |
+//! | task status notifications (`notifications/tasks` on `subscriptions/listen`) | the in-process broadcast | [`RedisBus`] carries the news of each task change, so a listener on any replica hears of a change made on any other at once (without the bus, at the poll interval) |
 //!
 //! ```no_run
 //! use typed_mcp::Server;

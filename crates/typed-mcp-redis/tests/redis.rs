@@ -599,3 +599,302 @@ async fn a_session_opened_on_one_replica_is_served_and_changed_on_another() {
             .is_none()
     );
 }
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+/// What the replicas' task tools let a test see and steer.
+#[derive(Clone, Default)]
+struct TaskProbe {
+    /// When the `watchful` handler saw its cancellation fire.
+    cancelled_at: Arc<std::sync::Mutex<Option<std::time::Instant>>>,
+    /// Lets the `gated` handler finish.
+    release: Arc<tokio::sync::Notify>,
+}
+
+/// A replica serving two task tools on the deployment `prefix`'s task store
+/// (and its bus, when `bus`), polling its store every `poll`.
+async fn task_replica(
+    redis: &RedisServer,
+    prefix: &str,
+    name: &str,
+    bus: bool,
+    poll: Duration,
+    probe: &TaskProbe,
+    receipts: &typed_mcp::receipt::MemorySink,
+) -> Server {
+    use typed_mcp::declare::ToolDecl;
+    use typed_mcp::tasks::TaskSupport;
+    use typed_mcp::wire::CallToolResult;
+    let seen = probe.cancelled_at.clone();
+    let watchful = ToolDecl::builder("watchful")
+        .description("Work until cancelled, noting when the cancellation fired.")
+        .task(TaskSupport::optional())
+        .handler(move |_args, ctx: typed_mcp::ToolContext| {
+            let seen = seen.clone();
+            async move {
+                ctx.cancelled().await;
+                *seen.lock().unwrap() = Some(std::time::Instant::now());
+                Ok(CallToolResult::text("stopped"))
+            }
+        });
+    let release = probe.release.clone();
+    let gated = ToolDecl::builder("gated")
+        .description("Work until released.")
+        .task(TaskSupport::optional())
+        .handler(move |_args, _ctx| {
+            let release = release.clone();
+            async move {
+                release.notified().await;
+                Ok(CallToolResult::text("released"))
+            }
+        });
+    let mut builder = Server::new("redis-tasks", "0.0.0")
+        .tool(watchful)
+        .tool(gated)
+        .task_store(RedisTaskStore::new(&redis.open(prefix), name))
+        .task_poll_interval(poll)
+        .receipt_sink(receipts.clone());
+    if bus {
+        builder = builder.update_bus(
+            RedisBus::start(&redis.open(prefix))
+                .await
+                .expect("Redis answers"),
+        );
+    }
+    builder.build().expect("a valid server")
+}
+
+fn tasks_client(server: &Server) -> TestClient {
+    TestClient::new(server.clone()).with_capabilities(json!({"extensions": {TASKS: {}}}))
+}
+
+async fn task_status(client: &TestClient, id: &str) -> String {
+    let answer = client.request("tasks/get", json!({"taskId": id})).await;
+    answer.result()["status"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {:?}", answer.response()))
+        .to_owned()
+}
+
+/// The next `notifications/tasks` on `sub` (past the acknowledgement).
+async fn next_task_status(
+    sub: &mut typed_mcp_client::testing::Subscription<'_>,
+    what: &str,
+) -> Value {
+    loop {
+        let message = sub
+            .next_within(WAIT)
+            .await
+            .unwrap_or_else(|| panic!("no message within {WAIT:?}, waiting for {what}"));
+        match message["method"].as_str() {
+            Some("notifications/tasks") => return message["params"].clone(),
+            Some("notifications/subscriptions/acknowledged") => continue,
+            _ => panic!("expected notifications/tasks ({what}), found {message}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_running_on_one_replica_is_cancelled_through_another_on_the_wire() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // With the bus, the news of the cancel wakes the runner at once: far
+    // sooner than its (long) poll interval.
+    let poll = Duration::from_secs(5);
+    let took = cancel_through_another_replica(&redis, "cancel-bus", true, poll).await;
+    eprintln!(
+        "with the bus, the cancellation through B reached A's handler in {took:?} (poll interval {poll:?})"
+    );
+    assert!(
+        took < Duration::from_secs(1),
+        "with the bus the cancellation reached A's handler in {took:?}, expected well within its poll interval ({poll:?})"
+    );
+    // Without a bus, the runner sees it at its next poll.
+    let poll = Duration::from_millis(100);
+    let took = cancel_through_another_replica(&redis, "cancel-polled", false, poll).await;
+    eprintln!(
+        "without a bus, the cancellation through B reached A's handler in {took:?} (poll interval {poll:?})"
+    );
+    assert!(
+        took <= poll + Duration::from_millis(250),
+        "without a bus the cancellation reached A's handler in {took:?}, expected about one poll interval ({poll:?})"
+    );
+}
+
+/// Replicas A and B on the deployment `prefix`: a task started through A is
+/// cancelled through B, asserted on the wire through both; returns how long
+/// the cancellation took to reach the handler running on A.
+async fn cancel_through_another_replica(
+    redis: &RedisServer,
+    prefix: &str,
+    bus: bool,
+    poll: Duration,
+) -> Duration {
+    let probe = TaskProbe::default();
+    let receipts_a = typed_mcp::receipt::MemorySink::new();
+    let a = task_replica(redis, prefix, "a", bus, poll, &probe, &receipts_a).await;
+    let b = task_replica(
+        redis,
+        prefix,
+        "b",
+        bus,
+        poll,
+        &TaskProbe::default(),
+        &typed_mcp::receipt::MemorySink::new(),
+    )
+    .await;
+    let (client_a, client_b) = (tasks_client(&a), tasks_client(&b));
+    let created = client_a.call_tool("watchful", json!({})).await;
+    assert_eq!(
+        created.result()["resultType"],
+        "task",
+        "{:?}",
+        created.response()
+    );
+    let id = created.result()["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        task_status(&client_b, &id).await,
+        "working",
+        "b polls a's task"
+    );
+
+    // A listener on A hears of the cancellation made through B.
+    let mut on_a = client_a.listen(json!({"taskIds": [id]})).await;
+    let ack = on_a.next_within(WAIT).await.expect("an acknowledgement");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+
+    let cancelled_at = std::time::Instant::now();
+    let ack = client_b
+        .request("tasks/cancel", json!({"taskId": id}))
+        .await;
+    assert_eq!(
+        ack.result()["resultType"],
+        "complete",
+        "{:?}",
+        ack.response()
+    );
+
+    // The handler on A sees its ToolContext cancellation within the poll
+    // interval (plus a store read and scheduling).
+    let mut seen = None;
+    for _ in 0..200 {
+        seen = *probe.cancelled_at.lock().unwrap();
+        if seen.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let seen = seen.expect("the handler on A saw its cancellation");
+    let took = seen.duration_since(cancelled_at);
+    let notified = next_task_status(&mut on_a, "the cancelled status on A").await;
+    assert_eq!(notified["status"], "cancelled", "{notified}");
+    assert_eq!(notified["taskId"], json!(id));
+
+    // Both replicas report it cancelled, and A's receipt says so, naming it.
+    assert_eq!(task_status(&client_a, &id).await, "cancelled");
+    assert_eq!(task_status(&client_b, &id).await, "cancelled");
+    let mut receipt = None;
+    for _ in 0..100 {
+        receipt = receipts_a
+            .receipts()
+            .into_iter()
+            .find(|r| r.name == "watchful");
+        if receipt.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let receipt = receipt.expect("a receipt on A");
+    assert_eq!(receipt.outcome, typed_mcp::receipt::Outcome::Cancelled);
+    assert_eq!(receipt.task_id.as_deref(), Some(id.as_str()));
+    // Both serve on: a task created through A is collected through B.
+    let next = client_a.call_tool("gated", json!({})).await;
+    let next = next.result()["taskId"].as_str().unwrap().to_owned();
+    probe.release.notify_one();
+    let mut collected = Value::Null;
+    for _ in 0..100 {
+        collected = client_b
+            .request("tasks/get", json!({"taskId": next}))
+            .await
+            .result()
+            .clone();
+        if collected["status"] == "completed" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(collected["status"], "completed", "{collected}");
+    assert_eq!(collected["result"]["content"][0]["text"], "released");
+    took
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_status_change_on_one_replica_reaches_a_listener_on_another() {
+    let Some(redis) = RedisServer::start() else {
+        return;
+    };
+    // With the bus: the news crosses at once (the poll interval is far
+    // longer than the wait).
+    let probe = TaskProbe::default();
+    let sink = typed_mcp::receipt::MemorySink::new();
+    let slow_poll = Duration::from_secs(30);
+    let a = task_replica(&redis, "notify", "a", true, slow_poll, &probe, &sink).await;
+    let b = task_replica(
+        &redis,
+        "notify",
+        "b",
+        true,
+        slow_poll,
+        &TaskProbe::default(),
+        &sink,
+    )
+    .await;
+    let (client_a, client_b) = (tasks_client(&a), tasks_client(&b));
+    let id = client_a.call_tool("gated", json!({})).await.result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut on_b = client_b.listen(json!({"taskIds": [id]})).await;
+    let ack = on_b.next_within(WAIT).await.expect("an acknowledgement");
+    assert_eq!(ack["params"]["notifications"]["taskIds"], json!([id]));
+    probe.release.notify_one();
+    let done = next_task_status(&mut on_b, "A's task completing, heard on B").await;
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "released");
+    let mut polled = client_b
+        .request("tasks/get", json!({"taskId": id}))
+        .await
+        .result()
+        .clone();
+    polled.as_object_mut().unwrap().remove("resultType");
+    polled.as_object_mut().unwrap().remove("_meta");
+    let mut notified = done.clone();
+    notified.as_object_mut().unwrap().remove("_meta");
+    assert_eq!(notified, polled, "what B's tasks/get answers");
+
+    // Without a bus, the listener still learns of it, at the poll interval.
+    let probe = TaskProbe::default();
+    let poll = Duration::from_millis(100);
+    let c = task_replica(&redis, "polled", "c", false, poll, &probe, &sink).await;
+    let d = task_replica(
+        &redis,
+        "polled",
+        "d",
+        false,
+        poll,
+        &TaskProbe::default(),
+        &sink,
+    )
+    .await;
+    let (client_c, client_d) = (tasks_client(&c), tasks_client(&d));
+    let id = client_c.call_tool("gated", json!({})).await.result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut on_d = client_d.listen(json!({"taskIds": [id]})).await;
+    on_d.next_within(WAIT).await.expect("an acknowledgement");
+    probe.release.notify_one();
+    let done = next_task_status(&mut on_d, "C's task completing, read by D's listener").await;
+    assert_eq!(done["status"], "completed", "{done}");
+}

@@ -582,7 +582,8 @@ impl ServerBuilder {
         let redactor = std::mem::replace(&mut self.redactor, Ok(Redactor::default()))
             .map_err(BuildError::InvalidSecretValues)?;
         // The Tasks extension is served when a declaration may run as a task.
-        let tasks = crate::tasks::runtime_for(&self.tools, &mut self.task_settings);
+        let updates = ResourceUpdates::new(self.update_bus);
+        let tasks = crate::tasks::runtime_for(&self.tools, &mut self.task_settings, &updates);
         if let Some(tasks) = &tasks {
             self.extensions.push(crate::tasks::extension(tasks.clone()));
         }
@@ -602,6 +603,7 @@ impl ServerBuilder {
                 asks_input: t.asks_input,
                 caps: t.capabilities.into(),
                 task: t.task,
+                arguments_valid: t.arguments_valid,
             });
         }
         let mut resource_entries = Vec::new();
@@ -686,7 +688,7 @@ impl ServerBuilder {
                 max_concurrent: self.max_concurrent,
                 state_keys: self.state_keys.unwrap_or_else(StateKeys::random),
                 state_ttl: self.state_ttl,
-                updates: ResourceUpdates::new(self.update_bus),
+                updates,
                 grants: self.grants,
                 receipt_sinks,
                 hide_ungranted: self.hide_ungranted,
@@ -784,6 +786,8 @@ pub(crate) struct ToolSlot {
     pub(crate) caps: Arc<[Capability]>,
     /// Whether and how a call may run as a task.
     pub(crate) task: Option<crate::tasks::TaskSupport>,
+    /// Whether a call's arguments would reach its handler (typed tools).
+    pub(crate) arguments_valid: Option<crate::declare::ArgumentsValid>,
 }
 
 pub(crate) struct Inner {

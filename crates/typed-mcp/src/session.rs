@@ -196,7 +196,8 @@ async fn forward_updates(
             Received::Updated(published) if session.subscribed(&published) => {
                 session.notify_updated(&published).await;
             }
-            Received::Updated(_) => {}
+            // Task status notifications are a 2026-07-28 listen's.
+            Received::Updated(_) | Received::Task(_) => {}
             // Fell behind, or the update bus reconnected: every subscribed
             // resource may have changed.
             Received::Resynchronize => {

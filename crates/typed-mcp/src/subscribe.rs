@@ -19,12 +19,31 @@
 //! [`LocalUpdates::resynchronize`]: every open subscription is told again
 //! that each of its URIs was updated, as for a lagging subscriber. The
 //! `typed-mcp-redis` crate has a Redis pub/sub bus.
+//!
+//! # Task status notifications
+//!
+//! With the Tasks extension, a listen filter's `taskIds` (from a client that
+//! declares the extension) asks for `notifications/tasks`: the full task, as
+//! `tasks/get` would answer it, each time one of those tasks changes. The
+//! acknowledgement lists the ids honoured: those of the first
+//! [`MAX_WATCHED_TASKS`](crate::tasks::MAX_WATCHED_TASKS) distinct ids asked
+//! that are the caller's own live tasks (an id that is unknown or another
+//! principal's is left out, exactly as if it did not exist; ids past the
+//! limit are not looked up). The news that a task changed travels like a resource
+//! update (through the [`UpdateBus`] between replicas, [`UpdateBus::publish_task`]);
+//! the listener then reads the task from the store, so what it sends is what
+//! the store holds and no replica's change is missed for long: the listener
+//! also re-reads its unfinished tasks at their poll interval (a bus without
+//! task news, a change the store made itself such as an interrupted task's
+//! failure). No notification is sent for the state a task had when the
+//! listen began (read it with `tasks/get`), and none after its terminal one.
 
 use std::fmt;
 use std::pin::pin;
 use std::sync::Arc;
 
 use futures_util::future::{Either, select};
+use serde_json::{Map, Value};
 use tokio::sync::broadcast;
 use typed_mcp_core::RequestId;
 use typed_mcp_core::encode;
@@ -35,6 +54,7 @@ use typed_mcp_core::wire::{
 
 use crate::context::ToolContext;
 use crate::server::Server;
+use crate::tasks::{TASK_STATUS, TaskWatch, owner_of};
 
 /// How many updates a slow subscriber may fall behind before it is resynchronized.
 const BACKLOG: usize = 256;
@@ -44,6 +64,8 @@ const BACKLOG: usize = 256;
 enum Update {
     /// This resource (and its sub-resources) changed.
     Resource(Arc<str>),
+    /// This task (the Tasks extension) changed.
+    Task(Arc<str>),
     /// Updates may have been lost: every subscription re-announces its URIs.
     Resynchronize,
 }
@@ -63,6 +85,15 @@ pub trait UpdateBus: Send + Sync + fmt::Debug + 'static {
     /// Called once, when the server is built: the bus delivers every update
     /// it receives (its own publishes included) to `local`.
     fn attach(&self, local: LocalUpdates);
+
+    /// Sends the news that task `task_id` (the Tasks extension) changed to
+    /// every replica's [`LocalUpdates::deliver_task`], as
+    /// [`publish`](Self::publish) does for a resource; must not block
+    /// either. The default sends it nowhere: listeners then learn of task
+    /// changes at the task's poll interval, when they re-read it.
+    fn publish_task(&self, task_id: &str) {
+        let _ = task_id;
+    }
 }
 
 /// This process's fan-out to its open subscriptions: where an [`UpdateBus`]
@@ -83,6 +114,13 @@ impl LocalUpdates {
     /// that it changed. Does nothing when nobody listens.
     pub fn deliver(&self, uri: &str) {
         let _ = self.tx.send(Update::Resource(Arc::from(uri)));
+    }
+
+    /// Tells every open subscription here that watches task `task_id` (its
+    /// `taskIds`) that the task changed: the subscription reads it and sends
+    /// its status. Does nothing when nobody listens.
+    pub fn deliver_task(&self, task_id: &str) {
+        let _ = self.tx.send(Update::Task(Arc::from(task_id)));
     }
 
     /// Tells every open subscription here that each of its URIs changed:
@@ -132,6 +170,15 @@ impl ResourceUpdates {
         self.local.subscribers()
     }
 
+    /// Tells every subscription that watches task `task_id`, here or (with
+    /// an [`UpdateBus`]) on any replica, that it changed.
+    pub(crate) fn publish_task(&self, task_id: &str) {
+        match &self.bus {
+            None => self.local.deliver_task(task_id),
+            Some(bus) => bus.publish_task(task_id),
+        }
+    }
+
     /// This process's fan-out (what a bus delivers to).
     pub fn local(&self) -> &LocalUpdates {
         &self.local
@@ -146,6 +193,8 @@ impl ResourceUpdates {
 pub(crate) enum Received {
     /// This resource changed.
     Updated(Arc<str>),
+    /// This task changed.
+    Task(Arc<str>),
     /// Updates may have been missed (the subscriber lagged, or the bus
     /// reconnected): every watched URI is to be announced again.
     Resynchronize,
@@ -160,6 +209,7 @@ impl UpdateReceiver {
     pub(crate) async fn recv(&mut self) -> Received {
         match self.0.recv().await {
             Ok(Update::Resource(uri)) => Received::Updated(uri),
+            Ok(Update::Task(id)) => Received::Task(id),
             Ok(Update::Resynchronize) => Received::Resynchronize,
             Err(broadcast::error::RecvError::Lagged(missed)) => {
                 tracing::debug!(missed, "subscriber lagged; resynchronizing");
@@ -202,6 +252,16 @@ pub(crate) async fn listen(
     // list_changed notification will ever come.
     let mut honoured = SubscriptionFilter::default();
     honoured.resource_subscriptions = (!uris.is_empty()).then(|| uris.clone());
+    // The router let taskIds through only from a client declaring the
+    // extension; the tasks are read before the ack, so a change after it is
+    // never missed (the subscription to updates is older still).
+    let mut tasks = match (filter.task_ids, &server.inner.tasks) {
+        (Some(ids), Some(runtime)) => {
+            TaskWatch::start(runtime.clone(), owner_of(ctx.principal()), ids).await
+        }
+        _ => TaskWatch::none(),
+    };
+    honoured.task_ids = tasks.honoured();
     let ack = SubscriptionsAcknowledgedParams::new(honoured, meta(id));
     ctx.send(encode::notification(
         methods::SUBSCRIPTIONS_ACKNOWLEDGED,
@@ -212,10 +272,37 @@ pub(crate) async fn listen(
         let params = ResourceUpdatedParams::new(uri, meta(id));
         ctx.send(encode::notification(methods::RESOURCES_UPDATED, &params))
     };
+    let task_changed = |task: Map<String, Value>| {
+        let mut params = task;
+        params.insert(
+            "_meta".into(),
+            serde_json::to_value(meta(id)).unwrap_or_default(),
+        );
+        ctx.send(encode::notification(TASK_STATUS, &params))
+    };
+    let mut next_poll = tokio::time::Instant::now() + tasks.poll_interval().unwrap_or_default();
     loop {
-        let update = match select(pin!(ctx.cancelled()), pin!(updates.recv())).await {
+        // The unfinished watched tasks are re-read at their poll interval,
+        // on a schedule other messages do not push back.
+        let poll = tasks.poll_interval().map(|_| next_poll);
+        let tick = async move {
+            match poll {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        let (recv, tick) = (pin!(updates.recv()), pin!(tick));
+        let next = select(recv, tick);
+        let update = match select(pin!(ctx.cancelled()), next).await {
             Either::Left(((), _)) => break,
-            Either::Right((update, _)) => update,
+            Either::Right((Either::Left((update, _)), _)) => update,
+            Either::Right((Either::Right(((), _)), _)) => {
+                for task in tasks.reread_all().await {
+                    task_changed(task).await;
+                }
+                next_poll = tokio::time::Instant::now() + tasks.poll_interval().unwrap_or_default();
+                continue;
+            }
         };
         match update {
             Received::Updated(published) => {
@@ -223,10 +310,18 @@ pub(crate) async fn listen(
                     updated(&published).await;
                 }
             }
+            Received::Task(task) => {
+                if let Some(task) = tasks.reread(&task).await {
+                    task_changed(task).await;
+                }
+            }
             Received::Resynchronize => {
                 tracing::debug!(%id, "subscription resynchronizing");
                 for uri in &uris {
                     updated(uri).await;
+                }
+                for task in tasks.reread_all().await {
+                    task_changed(task).await;
                 }
             }
             Received::Closed => break,

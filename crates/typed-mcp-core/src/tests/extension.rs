@@ -182,3 +182,86 @@ fn discover_announces_the_extension_and_unknown_methods_stay_unknown() {
     let body: Value = serde_json::from_slice(&answer.body).unwrap();
     assert_eq!(body["result"]["tools"][0]["name"], "echo");
 }
+
+/// A catalog of one tool and no resources, announcing the Tasks extension
+/// when `tasks` is set.
+fn tasks_router(tasks: bool) -> Router {
+    let tool = ToolEntry::new(
+        serde_json::from_value::<Tool>(json!({
+            "name": "slow",
+            "description": "Work a while.",
+            "inputSchema": {"type": "object"}
+        }))
+        .unwrap(),
+    );
+    let mut options = CatalogOptions::new(Implementation::new("tasks-fixture", "0.0.1"));
+    if tasks {
+        options = options.with_extension(TASKS, Map::new());
+    }
+    let catalog = Catalog::build(options, vec![tool], vec![], vec![], vec![]).unwrap();
+    Router::new(catalog, Limits::default())
+}
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn listen_for_tasks(declared: bool) -> Vec<u8> {
+    let caps = if declared {
+        json!({"extensions": {TASKS: {}}})
+    } else {
+        json!({})
+    };
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 3, "method": "subscriptions/listen", "params": {
+            "notifications": {"taskIds": ["t1", "t2"]},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": caps
+            }
+        }}),
+    )
+    .unwrap()
+}
+
+#[test]
+fn task_status_listens_are_offered_with_the_tasks_extension_to_declaring_clients() {
+    // Without resources nor the extension there is nothing to listen to.
+    let (code, status, _) =
+        error_of(tasks_router(false).route(&listen_for_tasks(true), &RouteContext::NONE));
+    assert_eq!((code, status), (-32601, 404));
+
+    let router = tasks_router(true);
+    match router.route(&listen_for_tasks(true), &RouteContext::NONE) {
+        Decision::Invoke(call) => match &call.target {
+            Target::Listen { filter } => assert_eq!(
+                filter.task_ids.as_deref(),
+                Some(&["t1".to_owned(), "t2".to_owned()][..])
+            ),
+            other => panic!("expected a listen, found {other:?}"),
+        },
+        other => panic!("expected a listen, found {other:?}"),
+    }
+    // The extension's rule: taskIds from a client that does not declare it
+    // is -32021, naming the extension.
+    let (code, status, body) =
+        error_of(router.route(&listen_for_tasks(false), &RouteContext::NONE));
+    assert_eq!((code, status), (-32021, 400));
+    assert_eq!(
+        body["error"]["data"]["requiredCapabilities"],
+        json!({"extensions": {TASKS: {}}})
+    );
+    // Without taskIds the same client listens as before.
+    let plain = serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": 4, "method": "subscriptions/listen", "params": {
+            "notifications": {"toolsListChanged": true},
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": VERSION,
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }}),
+    )
+    .unwrap();
+    assert!(matches!(
+        router.route(&plain, &RouteContext::NONE),
+        Decision::Invoke(_)
+    ));
+}

@@ -133,6 +133,10 @@ pub struct SubscriptionFilter {
     /// `notifications/resources/updated` for these URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// `notifications/tasks` for these task ids: a member the Tasks
+    /// extension (`io.modelcontextprotocol/tasks`) adds to the filter.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_ids: Option<Vec<String>>,
 }
 
 impl SubscriptionFilter {
@@ -145,6 +149,9 @@ impl SubscriptionFilter {
         with_resources_list_changed => resources_list_changed = bool;
         /// Sets the URIs whose `notifications/resources/updated` to deliver.
         with_resource_subscriptions => resource_subscriptions: Vec<String>;
+        /// Sets the task ids whose `notifications/tasks` to deliver (the
+        /// Tasks extension).
+        with_task_ids => task_ids: Vec<String>;
     }
 }
 

@@ -226,7 +226,15 @@ pub struct ToolDecl {
     pub(crate) schema_fault: Option<String>,
     /// Whether and how a call may run as a task.
     pub(crate) task: Option<crate::tasks::TaskSupport>,
+    /// Whether a call's arguments pass the checks its handler makes first
+    /// (a typed tool's schema, named validators and decoding), without
+    /// running it: a task-augmented call with arguments that do not is
+    /// answered at once, and no task is created for it.
+    pub(crate) arguments_valid: Option<ArgumentsValid>,
 }
+
+/// See [`ToolDecl::arguments_valid`].
+pub(crate) type ArgumentsValid = Arc<dyn Fn(&Map<String, Value>) -> bool + Send + Sync>;
 
 impl ToolDecl {
     /// Starts a tool declaration with this wire name.
@@ -377,6 +385,7 @@ impl ToolBuilder {
             asks_input,
             schema_fault: self.schema_fault,
             task: self.task,
+            arguments_valid: None,
         }
     }
 }

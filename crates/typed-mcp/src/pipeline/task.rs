@@ -16,8 +16,10 @@
 //!    holding a new slot.
 //! 4. A round that ends stores the redacted result (`completed`, an
 //!    `isError` result included) or JSON-RPC error (`failed`); a
-//!    `tasks/cancel` (here, or through another replica sharing the store,
-//!    seen at the poll interval) or the task's expiry drops the handler.
+//!    `tasks/cancel` (here, or through another replica sharing the store:
+//!    seen at once with an update bus, else at the poll interval) or the task's expiry fires the handler's
+//!    cancellation, gives it up to a poll interval (a second at most) to
+//!    end by itself, and drops it.
 //!    The call's receipt is left then, once, naming the task.
 //!
 //! The grants were checked when the call was accepted, like every call's;
@@ -42,6 +44,11 @@ use crate::tasks::{
     TaskStatus, TaskSupport, owner_of, task_fields,
 };
 use crate::transport::Reply;
+
+/// The longest a cancelled task's handler is given to end by itself after
+/// its cancellation fired (one poll interval, at most this), before it is
+/// dropped.
+const CANCEL_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// What one round of a task's handler produced.
 type RoundEnd = (Result<Vec<u8>, RpcError>, Option<Outcome>);
@@ -70,6 +77,13 @@ impl Server {
         };
         let support = self.inner.tools[*index].task?;
         self.inner.tasks.as_ref()?;
+        // The extension is not defined for the dated revisions, whose
+        // clients declaring it are served as if they had not (SEP-2663's
+        // compatibility table); their own experimental tasks (2025-11-25)
+        // are another, incompatible protocol, not served here.
+        if typed_mcp_core::legacy::is_legacy_version(&meta.protocol_version) {
+            return None;
+        }
         meta.client_capabilities
             .has_extension(EXTENSION_ID)
             .then_some(support)
@@ -105,21 +119,44 @@ impl Server {
         if let Some(granted) = &record.granted {
             ctx.set_grants(granted.clone());
         }
+        // Arguments the handler would refuse get, at once, the report a
+        // plain call gets, and no task is created: the extension leaves it
+        // to the server whether a call becomes a task (SEP-2663: "the server
+        // is the sole decider", and a plain CallToolResult stays a valid
+        // answer to a client that declared it), and a task that could only
+        // end in that report would make the client poll for it.
+        let refused = self.inner.tools[index]
+            .arguments_valid
+            .as_ref()
+            .is_some_and(|valid| !valid(&arguments));
         let mut round = self.spawn_round(id, index, arguments.clone(), request_state, &ctx, slot);
 
-        if let Some(window) = support.window() {
-            let inline = select(
-                Box::pin(tokio::time::timeout(window, &mut round)),
-                Box::pin(request_cancel.cancelled()),
-            )
-            .await;
-            match inline {
-                Either::Left((Ok(joined), _)) => {
+        // How long the first round runs inline: until it ends (refused
+        // arguments: the handler answers at once), or for the tool's window.
+        let inline = if refused {
+            Some(None)
+        } else {
+            support.window().map(Some)
+        };
+        if let Some(limit) = inline {
+            let ended = async {
+                match limit {
+                    Some(window) => tokio::time::timeout(window, &mut round).await.ok(),
+                    None => Some((&mut round).await),
+                }
+            };
+            let inline_end =
+                match select(Box::pin(ended), Box::pin(request_cancel.cancelled())).await {
+                    Either::Left((joined, _)) => Ok(joined),
+                    Either::Right(((), _)) => Err(()),
+                };
+            match inline_end {
+                Ok(Some(joined)) => {
                     let (answer, outcome) = joined.unwrap_or_else(|_| round_stopped());
                     return finish_inline(id, answer, outcome, record);
                 }
-                Either::Left((Err(_elapsed), _)) => {}
-                Either::Right(((), _)) => {
+                Ok(None) => {}
+                Err(()) => {
                     // The client gave up on the request before a task existed.
                     task_cancel.cancel();
                     round.abort();
@@ -259,6 +296,12 @@ impl Driver {
         let mut round_number = 1u32;
         let outcome = loop {
             let Some((answer, outcome)) = self.wait_for(&mut round).await else {
+                // The handler's ToolContext cancellation has fired: it gets
+                // a moment to see it and end by itself (cooperative
+                // cancellation; what it returns is not stored, the task is
+                // cancelled), then it is dropped.
+                let grace = self.runtime.poll_interval.min(CANCEL_GRACE);
+                let _ = tokio::time::timeout(grace, &mut round).await;
                 round.abort();
                 self.change(TaskChange::Cancelled { message: None }).await;
                 break Outcome::Cancelled;
@@ -313,9 +356,12 @@ impl Driver {
                 }
                 Ended::Error(error) => {
                     let code = error.code;
+                    // The extension asks for a diagnostic statusMessage on a
+                    // failed task; the error's message is redacted already.
+                    let message = Some(format!("the call failed: {}", error.message));
                     self.change(TaskChange::Finished {
                         outcome: TaskOutcome::Error(error),
-                        message: None,
+                        message,
                     })
                     .await;
                     break outcome.unwrap_or(Outcome::Error { code });
@@ -331,7 +377,10 @@ impl Driver {
     /// the store, or by its expiry) first.
     async fn wait_for(&self, round: &mut JoinHandle<RoundEnd>) -> Option<RoundEnd> {
         loop {
-            let tick = tokio::time::sleep(self.runtime.poll_interval);
+            // The store is read at the poll interval, or at once when news
+            // of a change came (another replica's cancel, through the bus).
+            let poll = tokio::time::sleep(self.runtime.poll_interval);
+            let tick = select(Box::pin(poll), Box::pin(self.running.changed.notified()));
             let cancelled = self.running.cancel.cancelled();
             let stop = select(Box::pin(cancelled), Box::pin(tick));
             match select(&mut *round, stop).await {
@@ -387,8 +436,12 @@ impl Driver {
     }
 
     async fn change(&self, change: TaskChange) {
-        if let Err(error) = self.runtime.store.update(&self.task, change).await {
-            tracing::error!(%error, task = %self.task, "a task's change could not be stored");
+        match self.runtime.store.update(&self.task, change).await {
+            Ok(Some(_)) => self.runtime.changed(&self.task),
+            Ok(None) => {}
+            Err(error) => {
+                tracing::error!(%error, task = %self.task, "a task's change could not be stored");
+            }
         }
     }
 

@@ -54,6 +54,11 @@
 //! - **Results.** Results and errors are redacted of the server's secret
 //!   values before they reach the store. A tool's `isError` result is
 //!   `completed`; a JSON-RPC error (a panic included) is `failed`.
+//! - **Status notifications.** A `subscriptions/listen` whose filter names
+//!   `taskIds` gets [`TASK_STATUS`] (`notifications/tasks`) with the whole
+//!   task, as `tasks/get` answers it, each time one of the caller's tasks
+//!   among them changes, through whichever replica changed it (see
+//!   [`subscribe`](crate::subscribe#task-status-notifications)).
 //! - **Shutdown.** A task still running when the process stops is lost with
 //!   it; a durable store reports it `failed` (interrupted) to the next
 //!   server that uses it, and it is never run again.
@@ -64,6 +69,7 @@
 //! task on `tasks/cancel`), where the extension's draft text differs.
 
 mod memory;
+mod notify;
 mod runtime;
 mod store;
 mod time;
@@ -75,6 +81,8 @@ mod checks;
 #[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
 pub use checks::check_store;
 pub use memory::MemoryTaskStore;
+pub(crate) use notify::TaskWatch;
+pub use notify::{MAX_WATCHED_TASKS, TASK_STATUS};
 pub use runtime::{EXTENSION_ID, TaskSupport};
 pub(crate) use runtime::{
     Running, TaskRuntime, TaskSettings, extension, owner_of, runtime_for, task_fields,

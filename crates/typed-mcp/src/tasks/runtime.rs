@@ -19,6 +19,7 @@ use crate::context::{Principal, ToolContext};
 use crate::declare::ToolDecl;
 use crate::extension::{Extension, ExtensionReply};
 use crate::server::ServerBuilder;
+use crate::subscribe::{Received, ResourceUpdates};
 
 /// The Tasks extension's identifier.
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/tasks";
@@ -137,7 +138,8 @@ impl ServerBuilder {
     /// The polling interval suggested to clients (`pollIntervalMs`, default
     /// [`Self::DEFAULT_TASK_POLL_INTERVAL`]; at least a millisecond). A task
     /// checks its store for a cancellation or answers made through another
-    /// replica at this interval too.
+    /// replica at this interval too (at once, when the server has an
+    /// [`update_bus`](Self::update_bus) carrying the news of task changes).
     pub fn task_poll_interval(mut self, interval: Duration) -> Self {
         self.task_settings.poll_interval = interval.max(Duration::from_millis(1));
         self
@@ -159,22 +161,28 @@ impl ServerBuilder {
 }
 
 /// The tasks of one server: the store, the settings, and the tasks running
-/// in this process (to wake them at once; through another replica they learn
-/// of changes at the poll interval).
+/// in this process (to wake them at once; of a change made through another
+/// replica they learn from the update bus, or else at the poll interval).
 pub(crate) struct TaskRuntime {
     pub(crate) store: Arc<dyn TaskStore>,
     pub(crate) ttl: Option<Duration>,
     pub(crate) poll_interval: Duration,
-    running: Mutex<HashMap<TaskId, Arc<Running>>>,
+    running: Arc<Mutex<RunningTasks>>,
     /// Set once the store's interrupted tasks were recovered.
     recovered: tokio::sync::OnceCell<()>,
     /// Tasks created, to purge expired ones every [`PURGE_EVERY`] creations.
     created: std::sync::atomic::AtomicUsize,
+    /// Where the news of a task's change goes (to the listens watching it,
+    /// on every replica when the server has an update bus).
+    updates: ResourceUpdates,
 }
 
 /// Expired tasks are purged from the store every this many creations (and
 /// once when the server first uses the store).
 const PURGE_EVERY: usize = 64;
+
+/// The tasks running in this process, by id.
+type RunningTasks = HashMap<TaskId, Arc<Running>>;
 
 /// A task running in this process.
 pub(crate) struct Running {
@@ -186,6 +194,7 @@ pub(crate) struct Running {
 pub(crate) fn runtime_for(
     tools: &[ToolDecl],
     settings: &mut TaskSettings,
+    updates: &ResourceUpdates,
 ) -> Option<Arc<TaskRuntime>> {
     if !tools.iter().any(|t| t.task.is_some()) {
         return None;
@@ -198,9 +207,10 @@ pub(crate) fn runtime_for(
         store,
         ttl: settings.ttl,
         poll_interval: settings.poll_interval,
-        running: Mutex::new(HashMap::new()),
+        running: Arc::new(Mutex::new(HashMap::new())),
         recovered: tokio::sync::OnceCell::new(),
         created: std::sync::atomic::AtomicUsize::new(0),
+        updates: updates.clone(),
     }))
 }
 
@@ -216,8 +226,40 @@ impl TaskRuntime {
                     Err(error) => tracing::error!(%error, "the task store could not recover interrupted tasks"),
                 }
                 self.purge().await;
+                self.hear_other_replicas();
             })
             .await;
+    }
+
+    /// Wakes a task running here when the news that it changed comes (from
+    /// another replica, through the update bus): its runner then reads the
+    /// store at once instead of at its next poll, so a `tasks/cancel` or an
+    /// answer sent through another replica takes effect without waiting.
+    /// Without a bus no news comes from elsewhere, and the poll does it.
+    fn hear_other_replicas(&self) {
+        let mut news = self.updates.subscribe();
+        let running = Arc::downgrade(&self.running);
+        tokio::spawn(async move {
+            loop {
+                let id = match news.recv().await {
+                    Received::Task(id) => id,
+                    Received::Updated(_) | Received::Resynchronize => continue,
+                    Received::Closed => return,
+                };
+                // The server is gone once its running tasks are.
+                let Some(running) = running.upgrade() else {
+                    return;
+                };
+                let task = running
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get(&TaskId::from_wire(id.to_string()))
+                    .cloned();
+                if let Some(task) = task {
+                    task.changed.notify_one();
+                }
+            }
+        });
     }
 
     /// Counts a creation; every [`PURGE_EVERY`]th purges expired tasks.
@@ -235,6 +277,12 @@ impl TaskRuntime {
         if let Err(error) = self.store.purge_expired().await {
             tracing::warn!(%error, "expired tasks could not be purged");
         }
+    }
+
+    /// Tells the listens watching task `id` (here and on other replicas)
+    /// that it changed.
+    pub(crate) fn changed(&self, id: &TaskId) {
+        self.updates.publish_task(id.as_str());
     }
 
     pub(crate) fn register(&self, id: &TaskId, cancel: CancellationToken) -> Arc<Running> {
@@ -352,10 +400,11 @@ async fn tasks_update(
         .respond(&owner, &id, responses)
         .await
         .map_err(store_error)?;
-    if after.is_some()
-        && let Some(running) = runtime.local(&id)
-    {
-        running.changed.notify_one();
+    if after.is_some() {
+        runtime.changed(&id);
+        if let Some(running) = runtime.local(&id) {
+            running.changed.notify_one();
+        }
     }
     Ok(Map::new())
 }
@@ -376,6 +425,7 @@ async fn tasks_cancel(
         .await
         .map_err(store_error)?
         .ok_or_else(|| unknown_task(&id))?;
+    runtime.changed(&id);
     if let Some(running) = runtime.local(&id) {
         running.cancel.cancel();
         running.changed.notify_one();

@@ -174,6 +174,7 @@ where
     O: Output,
 {
     let (builder, typed) = builder::<A, O>(&attrs);
+    let typed_for_check = typed.clone();
     let f = Arc::new(f);
     let mut decl = builder.handler(move |arguments, ctx| {
         let decoded = typed.decode::<A>(arguments, &ctx);
@@ -190,6 +191,7 @@ where
         }
     });
     decl.asks_input = O::ASKS_INPUT;
+    decl.arguments_valid = Some(arguments_valid::<A>(&typed_for_check));
     decl
 }
 
@@ -201,6 +203,7 @@ where
     O: Output,
 {
     let (builder, typed) = builder::<A, O>(&attrs);
+    let typed_for_check = typed.clone();
     let f = Arc::new(f);
     let mut decl = builder.handler(move |arguments, ctx| {
         let typed = typed.clone();
@@ -214,7 +217,22 @@ where
         })
     });
     decl.asks_input = O::ASKS_INPUT;
+    decl.arguments_valid = Some(arguments_valid::<A>(&typed_for_check));
     decl
+}
+
+/// Whether arguments would decode (see `ToolDecl::arguments_valid`): the
+/// same validation and decoding as the call's, its value dropped.
+fn arguments_valid<A: DeserializeOwned + 'static>(
+    typed: &Arc<TypedTool>,
+) -> crate::declare::ArgumentsValid {
+    let typed = typed.clone();
+    Arc::new(move |arguments| match &typed.validator {
+        Ok(validator) => validator
+            .decode::<A>(Value::Object(arguments.clone()), &typed.checks)
+            .is_ok(),
+        Err(_) => false,
+    })
 }
 
 /// A parameter type a tool can take: it has a JSON form.

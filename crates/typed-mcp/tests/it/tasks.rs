@@ -48,6 +48,26 @@ async fn ask(ctx: ToolContext) -> Answer<ContentBlock> {
     }
 }
 
+/// Ask two questions, one after the other, then answer.
+#[tool(task)]
+async fn ask_twice(ctx: ToolContext) -> Answer<ContentBlock> {
+    let question = |key: &str| {
+        NeedsInput::new().elicit(key, "Go on?", json!({"type": "object", "properties": {}}))
+    };
+    match ctx.request_state() {
+        None => Answer::NeedsInput(question("first").state("asked-first")),
+        Some("asked-first") => Answer::NeedsInput(question("second").state("asked-second")),
+        Some(_) => Answer::Done(ContentBlock::text("asked twice")),
+    }
+}
+
+/// Work longer than the declaration allows.
+#[tool(read_only, task, timeout_ms = 50)]
+async fn overrun() -> ContentBlock {
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    ContentBlock::text("too late")
+}
+
 /// Tell the secret.
 #[tool(read_only, task)]
 async fn leak() -> ContentBlock {
@@ -101,6 +121,8 @@ fn fixture(builder: impl FnOnce(typed_mcp::ServerBuilder) -> typed_mcp::ServerBu
                 nap,
                 only_task,
                 ask,
+                ask_twice,
+                overrun,
                 leak,
                 count_in_rounds,
                 open_vault,
@@ -764,5 +786,473 @@ async fn a_quiet_call_gets_heartbeats_before_its_result() {
     assert!(
         progress_of_a_quiet_call(None).await.is_empty(),
         "heartbeats off: none"
+    );
+}
+
+/// A task-capable tool named `name` that works until `release` is
+/// notified, then answers `released`.
+fn gated(name: &'static str, release: Arc<tokio::sync::Notify>) -> typed_mcp::declare::ToolDecl {
+    typed_mcp::declare::ToolDecl::builder(name)
+        .description("Work until released.")
+        .task(TaskSupport::optional())
+        .handler(move |_args, _ctx| {
+            let release = release.clone();
+            async move {
+                release.notified().await;
+                Ok(CallToolResult::text("released"))
+            }
+        })
+}
+
+/// A `subscriptions/listen` for `task_ids` as `principal` (none:
+/// anonymous), declaring the extension; the connection keeps it open.
+async fn listen_for_tasks(
+    server: &Server,
+    principal: Option<&str>,
+    task_ids: Value,
+) -> (
+    typed_mcp::transport::Connection,
+    typed_mcp::transport::Inbox,
+) {
+    let connection = typed_mcp::transport::Connection::new(server.clone());
+    let envelope = TestClient::new(server.clone())
+        .with_capabilities(tasks_caps())
+        .envelope();
+    let message = json!({"jsonrpc": "2.0", "id": "watch", "method": "subscriptions/listen",
+        "params": {"_meta": envelope, "notifications": {"taskIds": task_ids}}});
+    let (outbox, inbox) = typed_mcp::transport::Outbox::channel();
+    let principal = principal.map(Principal::new);
+    let accepted = connection
+        .accept(
+            &serde_json::to_vec(&message).unwrap(),
+            Inbound::default().principal(principal.as_ref()),
+            &outbox,
+        )
+        .await;
+    assert!(
+        matches!(accepted, typed_mcp::transport::Accepted::Started { .. }),
+        "the listen was not started: {accepted:?}"
+    );
+    (connection, inbox)
+}
+
+/// The next message of a listen stream, within 5 s.
+async fn next_message(inbox: &mut typed_mcp::transport::Inbox, what: &str) -> Value {
+    let out = tokio::time::timeout(Duration::from_secs(5), inbox.recv())
+        .await
+        .unwrap_or_else(|_| panic!("nothing within 5 s, waiting for {what}"))
+        .unwrap_or_else(|| panic!("the stream ended, waiting for {what}"));
+    serde_json::from_slice(out.body()).unwrap()
+}
+
+/// Nothing on the stream for `millis`.
+async fn quiet_for(inbox: &mut typed_mcp::transport::Inbox, millis: u64, what: &str) {
+    if let Ok(Some(out)) = tokio::time::timeout(Duration::from_millis(millis), inbox.recv()).await {
+        panic!(
+            "expected nothing ({what}), found {}",
+            String::from_utf8_lossy(out.body())
+        );
+    }
+}
+
+/// A task as `tasks/get` answers it, without what only a result carries.
+fn as_task(mut result: Value) -> Value {
+    let task = result.as_object_mut().unwrap();
+    task.remove("resultType");
+    task.remove("_meta");
+    result
+}
+
+#[tokio::test]
+async fn task_status_notifications_carry_the_task_as_tasks_get_answers_it() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let f = fixture(|b| b.tool(gated("gated", release.clone())));
+    let client = client_with_capabilities(
+        f.server.clone(),
+        json!({"extensions": {EXTENSION_ID: {}}, "elicitation": {}}),
+    );
+    let id = client.call_tool("gated", json!({})).await.result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_connection, mut stream) =
+        listen_for_tasks(&f.server, None, json!([id, "no-such-task", id])).await;
+    let ack = next_message(&mut stream, "the acknowledgement").await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"taskIds": [id]}),
+        "the caller's live task, once; an unknown id is not honoured"
+    );
+    quiet_for(&mut stream, 150, "no change yet, so no notification").await;
+
+    release.notify_one();
+    let done = next_message(&mut stream, "the completed task").await;
+    assert_eq!(done["method"], "notifications/tasks", "{done}");
+    assert_eq!(
+        done["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "watch",
+        "tagged with the subscription"
+    );
+    assert_eq!(done["params"]["status"], "completed");
+    assert_eq!(done["params"]["result"]["content"][0]["text"], "released");
+    let mut notified = done["params"].clone();
+    notified.as_object_mut().unwrap().remove("_meta");
+    assert_eq!(
+        notified,
+        as_task(get(&client, &id).await["result"].clone()),
+        "the notification is the task as tasks/get answers it"
+    );
+    quiet_for(&mut stream, 150, "nothing after the terminal status").await;
+
+    // A task that asks twice: watched while it waits for its first
+    // answer (the state it had when the listen began is not notified), the
+    // listener sees it ask again, then finish.
+    let asking = client.call_tool("ask_twice", json!({})).await.result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let first = until(&client, &asking, "input_required").await;
+    assert!(first["inputRequests"].get("first").is_some(), "{first}");
+    let (_connection, mut stream) = listen_for_tasks(&f.server, None, json!([asking])).await;
+    next_message(&mut stream, "the acknowledgement").await;
+    quiet_for(
+        &mut stream,
+        100,
+        "the state at the listen's start is not notified",
+    )
+    .await;
+    let answer = |key: &str| json!({"taskId": asking, "inputResponses": {key: {"action": "accept", "content": {}}}});
+    client.request("tasks/update", answer("first")).await;
+    let mut statuses = Vec::new();
+    loop {
+        let message = next_message(&mut stream, "the asking task's changes").await;
+        assert_eq!(message["method"], "notifications/tasks", "{message}");
+        let status = message["params"]["status"].as_str().unwrap().to_owned();
+        statuses.push(status.clone());
+        match status.as_str() {
+            "input_required" => {
+                let keys: Vec<&String> = message["params"]["inputRequests"]
+                    .as_object()
+                    .unwrap()
+                    .keys()
+                    .collect();
+                assert_eq!(keys, ["second#2"], "the second question: {message}");
+                client.request("tasks/update", answer("second#2")).await;
+            }
+            "completed" => {
+                assert_eq!(
+                    message["params"]["result"]["content"][0]["text"],
+                    "asked twice"
+                );
+                break;
+            }
+            "working" => {}
+            other => panic!("unexpected status {other}: {message}"),
+        }
+    }
+    assert!(
+        statuses.contains(&"input_required".to_owned()),
+        "the second wait for input was notified: {statuses:?}"
+    );
+    quiet_for(&mut stream, 100, "nothing after the terminal status").await;
+}
+
+#[tokio::test]
+async fn a_cancelled_task_is_notified_and_its_handler_sees_the_cancellation() {
+    let seen = Arc::new(std::sync::Mutex::new(None::<std::time::Instant>));
+    let observed = seen.clone();
+    let f = fixture(|b| {
+        b.tool(
+            typed_mcp::declare::ToolDecl::builder("watchful")
+                .description("Work until cancelled, noting when.")
+                .task(TaskSupport::optional())
+                .handler(move |_args, ctx: ToolContext| {
+                    let observed = observed.clone();
+                    async move {
+                        ctx.cancelled().await;
+                        *observed.lock().unwrap() = Some(std::time::Instant::now());
+                        Ok(CallToolResult::text("stopped"))
+                    }
+                }),
+        )
+    });
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let id = client.call_tool("watchful", json!({})).await.result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let (_connection, mut stream) = listen_for_tasks(&f.server, None, json!([id])).await;
+    next_message(&mut stream, "the acknowledgement").await;
+    let cancelled_at = std::time::Instant::now();
+    client.request("tasks/cancel", json!({"taskId": id})).await;
+    let message = next_message(&mut stream, "the cancelled task").await;
+    assert_eq!(
+        (&message["method"], &message["params"]["status"]),
+        (&json!("notifications/tasks"), &json!("cancelled")),
+        "{message}"
+    );
+    assert!(message["params"].get("result").is_none(), "{message}");
+    for _ in 0..100 {
+        if seen.lock().unwrap().is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let seen_at = seen
+        .lock()
+        .unwrap()
+        .expect("the handler saw its cancellation");
+    assert!(seen_at >= cancelled_at);
+    // What it returned after is not the task's end: cancelled stays.
+    assert_eq!(get(&client, &id).await["result"]["status"], "cancelled");
+    let receipt = f
+        .receipts
+        .receipts()
+        .into_iter()
+        .find(|r| r.name == "watchful")
+        .expect("a receipt");
+    assert_eq!(receipt.outcome, Outcome::Cancelled);
+}
+
+#[tokio::test]
+async fn a_listen_for_tasks_needs_the_extension_and_sees_only_the_callers_own_tasks() {
+    let release = Arc::new(tokio::sync::Notify::new());
+    let f = fixture(|b| b.tool(gated("gated", release.clone())));
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let created = send_as(
+        &client,
+        Some("alice"),
+        "tools/call",
+        json!({"name": "gated", "arguments": {}}),
+    )
+    .await;
+    let id = created["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // Without the extension declared: -32021, naming it.
+    let undeclared = client_with_capabilities(f.server.clone(), json!({}))
+        .request(
+            "subscriptions/listen",
+            json!({"notifications": {"taskIds": [id]}}),
+        )
+        .await;
+    assert_eq!(
+        undeclared.error_code(),
+        Some(-32021),
+        "{:?}",
+        undeclared.error()
+    );
+    assert_eq!(
+        undeclared.error().unwrap()["data"]["requiredCapabilities"],
+        json!({"extensions": {EXTENSION_ID: {}}})
+    );
+
+    // Bob (and an anonymous caller) are not told of Alice's task.
+    for who in [Some("bob"), None] {
+        let (_connection, mut stream) = listen_for_tasks(&f.server, who, json!([id])).await;
+        let ack = next_message(&mut stream, "the acknowledgement").await;
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({}),
+            "{who:?} is honoured no task id"
+        );
+        if who.is_some() {
+            // Alice's task finishes while Bob listens.
+            release.notify_one();
+        }
+        quiet_for(&mut stream, 200, "nothing of another principal's task").await;
+    }
+    let alice = send_as(&client, Some("alice"), "tasks/get", json!({"taskId": id})).await;
+    assert_eq!(alice["result"]["status"], "completed", "{alice}");
+
+    // The limit: only the first MAX_WATCHED_TASKS distinct ids are looked
+    // up; the server then serves on.
+    let running = send_as(
+        &client,
+        Some("alice"),
+        "tools/call",
+        json!({"name": "gated", "arguments": {}}),
+    )
+    .await["result"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut many: Vec<String> = (0..typed_mcp::tasks::MAX_WATCHED_TASKS)
+        .map(|n| format!("missing-{n}"))
+        .collect();
+    many.push(running.clone());
+    let (_connection, mut stream) = listen_for_tasks(&f.server, Some("alice"), json!(many)).await;
+    let ack = next_message(&mut stream, "the acknowledgement").await;
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({}),
+        "the id past the limit is not looked up"
+    );
+    let (_connection, mut stream) =
+        listen_for_tasks(&f.server, Some("alice"), json!([running])).await;
+    let ack = next_message(&mut stream, "the acknowledgement").await;
+    assert_eq!(
+        ack["params"]["notifications"],
+        json!({"taskIds": [running]})
+    );
+    release.notify_one();
+    let done = next_message(&mut stream, "alice's task, finished").await;
+    assert_eq!(done["params"]["status"], "completed", "{done}");
+}
+
+#[tokio::test]
+async fn invalid_arguments_on_a_task_call_are_answered_at_once_and_create_no_task() {
+    let f = fixture(|b| b);
+    let plain = client_with_capabilities(f.server.clone(), json!({}))
+        .call_tool("nap", json!({"millis": "soon"}))
+        .await;
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let refused = client.call_tool("nap", json!({"millis": "soon"})).await;
+    let answer = refused.result();
+    assert_eq!(answer["resultType"], "complete", "{answer}");
+    assert_eq!(answer["isError"], true, "{answer}");
+    assert!(answer.get("taskId").is_none(), "{answer}");
+    assert_eq!(
+        (
+            &answer["content"],
+            &answer["_meta"][typed_mcp::schema::ARGUMENT_ERRORS_META_KEY]
+        ),
+        (
+            &plain.result()["content"],
+            &plain.result()["_meta"][typed_mcp::schema::ARGUMENT_ERRORS_META_KEY]
+        ),
+        "the same report a plain call gets"
+    );
+    assert!(
+        f.store
+            .list(&TaskOwner::anonymous())
+            .await
+            .unwrap()
+            .is_empty(),
+        "no task was created"
+    );
+    let receipts = f.receipts.receipts();
+    let receipt = receipts
+        .iter()
+        .rev()
+        .find(|r| r.name == "nap")
+        .expect("a receipt");
+    assert!(receipt.task_id.is_none(), "{receipt:?}");
+    // Valid arguments still make a task.
+    let task = client.call_tool("nap", json!({"millis": 5})).await;
+    assert_eq!(task.result()["resultType"], "task", "{}", task.result());
+    let id = task.result()["taskId"].as_str().unwrap().to_owned();
+    assert_eq!(
+        until(&client, &id, "completed").await["status"],
+        "completed"
+    );
+}
+
+#[tokio::test]
+async fn a_task_runs_under_its_declarations_deadline() {
+    let f = fixture(|b| b);
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let created = client.call_tool("overrun", json!({})).await;
+    assert_eq!(
+        created.result()["resultType"],
+        "task",
+        "{}",
+        created.result()
+    );
+    let id = created.result()["taskId"].as_str().unwrap().to_owned();
+    let ended = until(&client, &id, "completed").await;
+    // A timeout is the tool error a plain call gets, so the task completed
+    // with it (the extension keeps `failed` for JSON-RPC errors).
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert_eq!(ended["result"]["isError"], true, "{ended}");
+    assert!(
+        ended["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 50ms"),
+        "{ended}"
+    );
+    let receipt = f
+        .receipts
+        .receipts()
+        .into_iter()
+        .find(|r| r.name == "overrun")
+        .expect("a receipt");
+    assert_eq!(receipt.outcome, Outcome::TimedOut { after_ms: 50 });
+    assert_eq!(receipt.task_id.as_deref(), Some(id.as_str()));
+}
+
+#[tokio::test]
+async fn a_task_whose_handler_panics_fails_with_the_error_and_a_status_message() {
+    let f = fixture(|b| {
+        b.tool(
+            typed_mcp::declare::ToolDecl::builder("explode")
+                .description("Panic, as a bug would.")
+                .task(TaskSupport::optional())
+                .handler(|_args, _ctx| async {
+                    if std::hint::black_box(true) {
+                        panic!("the handler has a bug");
+                    }
+                    Ok(CallToolResult::text("never"))
+                }),
+        )
+    });
+    let client = client_with_capabilities(f.server.clone(), tasks_caps());
+    let id = client.call_tool("explode", json!({})).await.result()["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ended = until(&client, &id, "failed").await;
+    assert_eq!(ended["status"], "failed", "{ended}");
+    assert_eq!(ended["error"]["code"], -32603, "{ended}");
+    assert!(ended.get("result").is_none(), "{ended}");
+    let message = ended["statusMessage"].as_str().expect("a status message");
+    assert!(
+        message.starts_with("the call failed: ") && message.len() > "the call failed: ".len(),
+        "a diagnostic status message: {ended}"
+    );
+    // The server serves on.
+    let next = client.call_tool("nap", json!({"millis": 1})).await;
+    assert_eq!(next.result()["resultType"], "task");
+}
+
+#[tokio::test]
+async fn a_dated_client_declaring_the_extension_gets_plain_calls() {
+    let f = fixture(|b| b);
+    let client = TestClient::new(f.server.clone());
+    let init = client
+        .send(
+            &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"extensions": {EXTENSION_ID: {}}},
+                "clientInfo": {"name": "dated-client", "version": "1.0.0"}
+            }}),
+        )
+        .await;
+    assert_eq!(
+        init.result()["protocolVersion"],
+        "2025-11-25",
+        "{:?}",
+        init.response()
+    );
+    client
+        .send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let call = client
+        .send(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "nap", "arguments": {"millis": 1}}}))
+        .await;
+    assert_eq!(
+        call.result()["content"][0]["text"],
+        "slept 1 ms",
+        "the extension is not defined for 2025-11-25: a plain call, {:?}",
+        call.response()
+    );
+    assert!(call.result().get("taskId").is_none());
+    assert!(
+        f.store
+            .list(&TaskOwner::anonymous())
+            .await
+            .unwrap()
+            .is_empty()
     );
 }
