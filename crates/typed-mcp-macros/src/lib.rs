@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 mod attr;
+mod call;
 mod ctxt;
 mod docs;
 mod func;
