@@ -602,6 +602,25 @@ mod tests {
     }
 
     #[test]
+    fn the_typed_call_returns_the_replied_value() {
+        let called = |ty: &str| {
+            let output: ReturnType = syn::parse_str(&format!("-> {ty}")).unwrap();
+            called_type(&output).map(crate::func::tokens_text)
+        };
+        assert_eq!(called("()"), None);
+        assert_eq!(called("Result<(), E>"), None);
+        assert_eq!(called("Answer<()>"), None);
+        assert_eq!(called("i64").as_deref(), Some("i64"));
+        assert_eq!(called("Result<Vec<Ticket>, E>").as_deref(), Some("Vec<Ticket>"));
+        assert_eq!(called("io::Result<Answer<String>>").as_deref(), Some("String"));
+        assert_eq!(called("Option<Ticket>").as_deref(), Some("Option<Ticket>"));
+        assert_eq!(called("Answer<Option<u8>>").as_deref(), Some("Option<u8>"));
+        // The wrappers a reply does not read stay data, as in `shape`.
+        assert_eq!(called("Result<Result<T, E>, E>").as_deref(), Some("Result<T, E>"));
+        assert_eq!(called("Answer<Answer<T>>").as_deref(), Some("Answer<T>"));
+    }
+
+    #[test]
     fn tool_names() {
         assert!(valid_tool_name("add"));
         assert!(valid_tool_name("desk.close-ticket_2"));
