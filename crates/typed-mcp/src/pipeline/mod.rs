@@ -364,7 +364,12 @@ impl Connection {
         let span = record.span().clone();
         // The lock is held while spawning so the task cannot finish and look
         // for its entry before the entry holds its abort handle.
-        let handle = self.tasks.spawn(
+        // Boxed before the spawn: tokio moves a task's future into its cell
+        // and moves the cell's stage again when the task completes, so an
+        // unboxed call future (several KB: the slot wait, the context, the
+        // heartbeat, the reply's send) is copied each time; boxed, it is a
+        // pointer.
+        let handle = self.tasks.spawn(Box::pin(
             async move {
                 let server = task_server;
                 let _pending = pending;
@@ -460,7 +465,7 @@ impl Connection {
                 }
             }
             .instrument(span),
-        );
+        ));
         if let Some(entry) = in_flight.entry_mut(&id, generation) {
             entry.abort = Some(handle.abort_handle());
         }
