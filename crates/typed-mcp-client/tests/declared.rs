@@ -400,3 +400,42 @@ async fn a_tool_the_server_lacks_is_the_callers_error() {
         "T-2"
     );
 }
+
+/// A later version of `count_words`, served under the same name, that
+/// answers words instead of a count.
+///
+/// # Arguments
+/// * `text` - The text.
+/// * `min_len` - The shortest word listed.
+#[tool(name = "count_words")]
+fn list_words(text: String, min_len: u8) -> Vec<String> {
+    text.split_whitespace()
+        .filter(|w| w.chars().count() >= usize::from(min_len))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_server_whose_tool_changed_its_value_is_a_decode_error() {
+    let changed = Server::new("changed", "2.0.0")
+        .tools(tools![list_words, find])
+        .build()
+        .unwrap();
+    let url = serve_http(changed).await;
+    let client = Client::http(&url, options(Era::Auto)).await.unwrap();
+    match call_count_words(&client, "two words".into(), 1).await {
+        Err(ToolCallError::Decode { tool, why }) => {
+            assert_eq!(tool, "count_words");
+            assert_eq!(
+                why,
+                r#"invalid type: sequence, expected u64; found ["two","words"]"#
+            );
+        }
+        other => panic!("expected a decode error, found {other:?}"),
+    }
+    // The connection goes on.
+    assert_eq!(
+        call_find(&client, "T-1".into()).await.unwrap().unwrap().id,
+        "T-1"
+    );
+}

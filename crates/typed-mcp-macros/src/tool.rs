@@ -611,12 +611,21 @@ mod tests {
         assert_eq!(called("Result<(), E>"), None);
         assert_eq!(called("Answer<()>"), None);
         assert_eq!(called("i64").as_deref(), Some("i64"));
-        assert_eq!(called("Result<Vec<Ticket>, E>").as_deref(), Some("Vec<Ticket>"));
-        assert_eq!(called("io::Result<Answer<String>>").as_deref(), Some("String"));
+        assert_eq!(
+            called("Result<Vec<Ticket>, E>").as_deref(),
+            Some("Vec<Ticket>")
+        );
+        assert_eq!(
+            called("io::Result<Answer<String>>").as_deref(),
+            Some("String")
+        );
         assert_eq!(called("Option<Ticket>").as_deref(), Some("Option<Ticket>"));
         assert_eq!(called("Answer<Option<u8>>").as_deref(), Some("Option<u8>"));
         // The wrappers a reply does not read stay data, as in `shape`.
-        assert_eq!(called("Result<Result<T, E>, E>").as_deref(), Some("Result<T, E>"));
+        assert_eq!(
+            called("Result<Result<T, E>, E>").as_deref(),
+            Some("Result<T, E>")
+        );
         assert_eq!(called("Answer<Answer<T>>").as_deref(), Some("Answer<T>"));
     }
 

@@ -421,6 +421,27 @@ mod tests {
         assert!(err.ends_with("found \"everything\""), "{err}");
     }
 
+    /// A value whose `Serialize` fails, as a map with non-string keys does.
+    struct Unsendable;
+
+    impl Serialize for Unsendable {
+        fn serialize<S: serde::Serializer>(&self, _: S) -> Result<S::Ok, S::Error> {
+            Err(serde::ser::Error::custom("keys must be strings"))
+        }
+    }
+
+    #[test]
+    fn an_argument_that_does_not_serialize_is_not_sent() {
+        let mut arguments = Map::new();
+        put_argument::<Nowhere, _>(&mut arguments, "t", "a", &1_u8).unwrap();
+        let err = put_argument::<Nowhere, _>(&mut arguments, "t", "b", &Unsendable).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "cannot call the tool \"t\": the argument \"b\" does not serialize to JSON: keys must be strings"
+        );
+        assert_eq!(Value::Object(arguments), json!({"a": 1}));
+    }
+
     #[test]
     fn library_places() {
         let two = CallToolResult::content(vec![ContentBlock::text("a"), ContentBlock::text("b")]);
