@@ -439,3 +439,41 @@ async fn a_server_whose_tool_changed_its_value_is_a_decode_error() {
         "T-1"
     );
 }
+
+/// Deleting tickets needs a grant the host did not give.
+pub const DESK_ADMIN: typed_mcp::Capability =
+    typed_mcp::Capability::new("desk.admin", "Delete tickets");
+
+/// Delete a ticket.
+///
+/// # Arguments
+/// * `id` - The ticket to delete.
+#[tool(destructive, caps = [DESK_ADMIN])]
+fn delete(id: String) -> bool {
+    panic!("never runs: {id} is not deleted without desk.admin")
+}
+
+#[tokio::test]
+async fn a_refused_call_is_the_tools_error_and_the_server_goes_on() {
+    let server = Server::new("guarded", "1.0.0")
+        .tools(tools![delete, find])
+        .build()
+        .unwrap();
+    let client = Client::in_process(server, options(Era::Auto))
+        .await
+        .unwrap();
+    match call_delete(&client, "T-1".into()).await {
+        Err(ToolCallError::Tool { tool, message, .. }) => {
+            assert_eq!(tool, "delete");
+            assert!(
+                message.contains("needs the capability desk.admin"),
+                "{message}"
+            );
+        }
+        other => panic!("expected the refusal, found {other:?}"),
+    }
+    assert_eq!(
+        call_find(&client, "T-1".into()).await.unwrap().unwrap().id,
+        "T-1"
+    );
+}
