@@ -10,7 +10,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 use typed_mcp_core::PROTOCOL_VERSION;
-use typed_mcp_core::wire::{Prompt, Resource, ResourceTemplate, Tool, meta_keys, methods};
+use typed_mcp_core::wire::{
+    Prompt, Resource, ResourceTemplate, SubscriptionFilter, Tool, meta_keys, methods,
+};
 
 use crate::era::{
     Because, Era, LEGACY_OFFERED, LEGACY_VERSIONS, LegacySession, Spoken, legacy_sign,
@@ -18,6 +20,7 @@ use crate::era::{
 };
 use crate::error::{CallError, ClientError};
 use crate::headers::{header_value, invalid_header_annotation, param_headers};
+use crate::listeners::{LegacyFilter, SessionListeners, routed};
 use crate::responder::Responder;
 use crate::transport::stdio::{StdioCommand, StdioWire};
 use crate::transport::{Exchange, Limits, Outgoing, is_response};
@@ -207,6 +210,31 @@ impl Options {
     }
 }
 
+/// The `_meta` envelope of a 2026-07-28 request from a client declaring
+/// `capabilities` and naming itself `client_info`.
+pub(crate) fn envelope(capabilities: Value, client_info: &Value) -> Map<String, Value> {
+    let mut meta = Map::new();
+    meta.insert(meta_keys::PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
+    meta.insert(meta_keys::CLIENT_CAPABILITIES.into(), capabilities);
+    meta.insert(meta_keys::CLIENT_INFO.into(), client_info.clone());
+    meta
+}
+
+/// The ids of a client's requests: integers from 1, never reused.
+#[derive(Debug)]
+pub(crate) struct RequestIds(AtomicI64);
+
+impl RequestIds {
+    pub(crate) fn new() -> Self {
+        RequestIds(AtomicI64::new(1))
+    }
+
+    /// The next id.
+    pub(crate) fn next(&self) -> i64 {
+        self.0.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
 /// The transport under a client.
 #[derive(Debug)]
 pub(crate) enum Wire {
@@ -249,10 +277,15 @@ struct State {
 struct Shared {
     wire: Wire,
     options: Options,
-    next_id: AtomicI64,
+    ids: RequestIds,
     state: Mutex<State>,
     /// True once the server has answered a request with a result.
     answered: AtomicBool,
+    /// A legacy session's open subscriptions.
+    listeners: Arc<SessionListeners>,
+    /// Where notifications no request took go: the legacy subscriptions
+    /// they concern, else the options' callback.
+    sink: NotificationSink,
 }
 
 impl Shared {
@@ -269,9 +302,7 @@ impl Shared {
     }
 
     fn notify_sink(&self, message: &Value) {
-        if let Some(sink) = &self.options.on_notification {
-            sink(message);
-        }
+        (self.sink)(message);
     }
 
     /// The HTTP headers of the era: 2026-07-28's standard headers, or a legacy
@@ -452,22 +483,22 @@ async fn connect_with(
     make: impl FnOnce(Limits, mpsc::Sender<Value>, NotificationSink) -> Result<Wire, ClientError>,
 ) -> Result<Client, ClientError> {
     let (tx, mut rx) = mpsc::channel::<Value>(64);
-    let sink: NotificationSink = match &options.on_notification {
-        Some(sink) => Arc::clone(sink),
-        None => Arc::new(|_: &Value| {}),
-    };
-    let wire = make(options.limits(), tx, sink)?;
+    let listeners = Arc::new(SessionListeners::default());
+    let sink = routed(Arc::clone(&listeners), options.on_notification.clone());
+    let wire = make(options.limits(), tx, Arc::clone(&sink))?;
     let era = options.era;
     let shared = Arc::new(Shared {
         wire,
         options,
-        next_id: AtomicI64::new(1),
+        ids: RequestIds::new(),
         state: Mutex::new(State {
             spoken: Spoken::Modern { discovered: None },
             session_id: None,
             tools: None,
         }),
         answered: AtomicBool::new(false),
+        listeners,
+        sink,
     });
     let weak = Arc::downgrade(&shared);
     let background = tokio::spawn(async move {
@@ -657,17 +688,10 @@ impl Client {
 
     /// The `_meta` envelope of every 2026-07-28 request.
     pub fn envelope(&self) -> Map<String, Value> {
-        let mut meta = Map::new();
-        meta.insert(meta_keys::PROTOCOL_VERSION.into(), json!(PROTOCOL_VERSION));
-        meta.insert(
-            meta_keys::CLIENT_CAPABILITIES.into(),
+        envelope(
             self.shared.options.responder.capabilities(),
-        );
-        meta.insert(
-            meta_keys::CLIENT_INFO.into(),
-            self.shared.options.client_info.clone(),
-        );
-        meta
+            &self.shared.options.client_info,
+        )
     }
 
     /// What a stdio server wrote to stderr (its last 16 KiB; empty otherwise).
@@ -791,7 +815,7 @@ impl Client {
         modern: bool,
     ) -> Result<(Value, Option<String>), ClientError> {
         let shared = &self.shared;
-        let number = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let number = shared.ids.next();
         let id = json!(number);
         let token = shared
             .options
@@ -1167,19 +1191,26 @@ impl Client {
         }
     }
 
-    /// Opens a `subscriptions/listen` stream (2026-07-28) with this filter
-    /// (e.g. `{"resourceSubscriptions": ["file:///a"]}`); its notifications
-    /// are read with [`Subscription::next`], and dropping it ends it.
+    /// Opens a subscription with this filter (e.g.
+    /// `{"resourceSubscriptions": ["file:///a"]}`, `{"toolsListChanged":
+    /// true}`); its notifications are read with [`Subscription::next`], and
+    /// dropping it ends it.
+    ///
+    /// In 2026-07-28 this is a `subscriptions/listen` stream: the
+    /// acknowledgement first, then each notification. In a legacy session it
+    /// is `resources/subscribe` for each URI, and the session's own messages
+    /// (over Streamable HTTP its GET event stream, opened first so that no
+    /// update is missed, with the `Mcp-Session-Id`) that the filter asks for:
+    /// each `notifications/resources/updated` of those resources and the
+    /// list changes asked for. Dropping it sends `resources/unsubscribe` for
+    /// the URIs no other open subscription asks for, and closes the GET
+    /// stream once no subscription is open.
     pub async fn listen(&self, filter: Value) -> Result<Subscription, ClientError> {
-        if self.shared.state().spoken.is_legacy() {
-            return Err(ClientError::Usage(
-                "subscriptions/listen is a 2026-07-28 request; a legacy session subscribes with \
-                 resources/subscribe (send it with Client::request)"
-                    .into(),
-            ));
+        if let Spoken::Legacy(session) = self.spoken() {
+            return self.listen_legacy(&session.initialized, filter).await;
         }
         let shared = &self.shared;
-        let number = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let number = shared.ids.next();
         let id = json!(number);
         let mut params = Map::new();
         params.insert("_meta".into(), Value::Object(self.envelope()));
@@ -1211,7 +1242,112 @@ impl Client {
         Ok(Subscription {
             incoming: exchange.incoming,
             in_flight: Some(in_flight),
+            legacy: None,
         })
+    }
+
+    /// [`listen`](Self::listen) in a legacy session.
+    async fn listen_legacy(
+        &self,
+        initialized: &Value,
+        filter: Value,
+    ) -> Result<Subscription, ClientError> {
+        let parsed: SubscriptionFilter = serde_json::from_value(filter.clone()).map_err(|e| {
+            ClientError::Usage(format!(
+                "expected a subscription filter (resourceSubscriptions, toolsListChanged, \
+                 promptsListChanged, resourcesListChanged), found {filter}: {e}"
+            ))
+        })?;
+        let filter = LegacyFilter::new(&parsed);
+        let resources = initialized
+            .get("capabilities")
+            .and_then(|c| c.get("resources"));
+        if !filter.uris.is_empty()
+            && resources.and_then(|r| r.get("subscribe")) != Some(&Value::Bool(true))
+        {
+            return Err(ClientError::Usage(format!(
+                "the server does not declare resources.subscribe in its session (its resources \
+                 capability is {}), so it sends no resource updates to subscribe to",
+                resources.map_or_else(|| "absent".to_owned(), Value::to_string)
+            )));
+        }
+        let listeners = Arc::clone(&self.shared.listeners);
+        let _changes = listeners.changes.lock().await;
+        self.open_session_stream().await?;
+        let uris = filter.uris.clone();
+        let (key, incoming) = listeners.add(filter);
+        // From here on the subscription is undone when dropped, a failed
+        // subscribe included.
+        let legacy = LegacyListen {
+            client: self.clone(),
+            key,
+            uris: uris.clone(),
+        };
+        for uri in &uris {
+            let mut params = Map::new();
+            params.insert("uri".into(), Value::String(uri.clone()));
+            if let Err(e) = self.request(methods::RESOURCES_SUBSCRIBE, params).await {
+                drop(_changes);
+                drop(legacy);
+                return Err(e);
+            }
+        }
+        Ok(Subscription {
+            incoming,
+            in_flight: None,
+            legacy: Some(legacy),
+        })
+    }
+
+    /// Over Streamable HTTP, opens the legacy session's GET event stream
+    /// unless it is open: the session's messages arrive there. (On stdio and
+    /// in process they arrive anyway.)
+    async fn open_session_stream(&self) -> Result<(), ClientError> {
+        #[cfg(feature = "http")]
+        if let Wire::Http(w) = &self.shared.wire {
+            let listeners = &self.shared.listeners;
+            if listeners.has_stream() {
+                return Ok(());
+            }
+            let headers: Vec<_> = self
+                .shared
+                .era_headers("", &Map::new())
+                .into_iter()
+                .filter(|(n, _)| n != "Mcp-Method")
+                .collect();
+            let ended = || -> Box<dyn FnOnce(ClientError) + Send> {
+                let listeners = Arc::downgrade(listeners);
+                Box::new(move |why| {
+                    if let Some(listeners) = listeners.upgrade() {
+                        listeners.end_all(&why);
+                    }
+                })
+            };
+            // A stream this client just closed may not be gone on the server
+            // yet (one GET stream per session): a 409 is retried briefly.
+            let mut attempts = 0;
+            let reader = loop {
+                let opened = tokio::time::timeout(
+                    self.shared.options.timeout,
+                    w.open_session_stream(&headers, Arc::clone(&self.shared.sink), ended()),
+                )
+                .await
+                .map_err(|_| ClientError::Timeout {
+                    method: "the session's event stream (GET)".into(),
+                    seconds: self.shared.options.timeout.as_secs_f64(),
+                    stderr: String::new(),
+                })?;
+                match opened {
+                    Err(ClientError::Http { status: 409, .. }) if attempts < 20 => {
+                        attempts += 1;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                    }
+                    other => break other.map_err(|e| self.refused(e))?,
+                }
+            };
+            listeners.set_stream(reader);
+        }
+        Ok(())
     }
 
     /// Everything the server declares, as its lists serve it.
@@ -1241,10 +1377,14 @@ impl Client {
     /// An `Err` says why a legacy HTTP session could not be ended (the
     /// server's answer stands either way).
     pub async fn close(&self) -> Result<(), ClientError> {
+        self.shared.listeners.end_all(&ClientError::Usage(
+            "the client closed the session this subscription was in".into(),
+        ));
         match &self.shared.wire {
             Wire::Stdio(w) => w.close().await,
             #[cfg(feature = "http")]
             Wire::Http(w) => {
+                self.shared.listeners.close_stream();
                 let Some(id) = self.shared.state().session_id.clone() else {
                     return Ok(());
                 };
@@ -1366,24 +1506,64 @@ pub(crate) fn decode_call<Out: DeserializeOwned>(
     })
 }
 
-/// An open `subscriptions/listen` stream (see [`Client::listen`]).
+/// An open subscription (see [`Client::listen`]).
 pub struct Subscription {
     incoming: crate::transport::Incoming,
+    /// 2026-07-28: the listen request, cancelled when dropped unanswered.
     in_flight: Option<InFlight>,
+    /// A legacy session: undone when dropped.
+    legacy: Option<LegacyListen>,
+}
+
+/// A legacy subscription: when dropped, its URIs no other subscription asks
+/// for are unsubscribed, and the session's GET stream closes once none is
+/// open.
+struct LegacyListen {
+    client: Client,
+    key: u64,
+    uris: Vec<String>,
+}
+
+impl Drop for LegacyListen {
+    fn drop(&mut self) {
+        let listeners = Arc::clone(&self.client.shared.listeners);
+        listeners.remove(self.key);
+        if !listeners.any() {
+            listeners.close_stream();
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let client = self.client.clone();
+        let uris = std::mem::take(&mut self.uris);
+        runtime.spawn(async move {
+            let _changes = listeners.changes.lock().await;
+            for uri in uris.iter().filter(|uri| !listeners.wants_uri(uri)) {
+                let mut params = Map::new();
+                params.insert("uri".into(), Value::String(uri.clone()));
+                if let Err(e) = client.request(methods::RESOURCES_UNSUBSCRIBE, params).await {
+                    tracing::debug!("resources/unsubscribe {uri}: {e}");
+                }
+            }
+        });
+    }
 }
 
 impl std::fmt::Debug for Subscription {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Subscription")
             .field("id", &self.in_flight.as_ref().map(|f| &f.id))
+            .field("legacy", &self.legacy.as_ref().map(|l| &l.uris))
             .finish()
     }
 }
 
 impl Subscription {
-    /// The next message of the stream (the acknowledgement first, then each
-    /// notification; the final result when the server ends it), or `None`
-    /// once it ended.
+    /// The next message of the stream, or `None` once it ended. In
+    /// 2026-07-28: the acknowledgement first, then each notification, and
+    /// the final result when the server ends it. In a legacy session: each
+    /// notification the filter asks for, and an error should the session's
+    /// event stream end.
     pub async fn next(&mut self) -> Option<Result<Value, ClientError>> {
         let message = self.incoming.recv().await;
         if let Some(Ok(message)) = &message {

@@ -11,15 +11,18 @@
 //! - **Streamable HTTP** (feature `http`, on by default): [`Client::http`],
 //!   with headers and a bearer token;
 //! - **in process** (feature `in-process`): [`Client::in_process`] drives a
-//!   typed-mcp `Server` through its `Connection`, with no transport.
+//!   typed-mcp `Server` through its `Connection`, with no transport; with
+//!   feature `testing`, [`testing::TestClient`] is the same transport as a
+//!   raw-wire probe for a server's own tests.
 //!
 //! It lists with automatic pagination ([`Client::list`] is a stream), calls
 //! tools (raw with [`Client::call_tool`], typed with [`Client::call`]), reads
 //! resources, gets prompts, completes arguments and listens for resource
-//! updates; a [`Responder`] answers elicitation, sampling and roots requests,
-//! whether a 2026-07-28 server asks through `input_required` (the client
-//! retries with the answers and the echoed `requestState`) or a legacy session
-//! sends a server-to-client request. Requests run concurrently; dropping one's
+//! updates (in a legacy session too: `resources/subscribe`, and over HTTP the
+//! session's GET event stream); a [`Responder`] answers elicitation, sampling
+//! and roots requests, whether a 2026-07-28 server asks through
+//! `input_required` (the client retries with the answers and the echoed
+//! `requestState`) or a legacy session sends a server-to-client request. Requests run concurrently; dropping one's
 //! future cancels it on the server, and so does its [timeout](Options::timeout).
 //! What the server sends is bounded in size and depth
 //! ([`Options::max_message_bytes`], [`Options::max_depth`]).
@@ -60,7 +63,10 @@ mod declared;
 pub mod era;
 mod error;
 pub mod headers;
+mod listeners;
 mod responder;
+#[cfg(feature = "testing")]
+pub mod testing;
 mod transport;
 
 pub use client::{

@@ -13,9 +13,9 @@ use typed_mcp::state::StateKeys;
 use typed_mcp::tasks::{
     TaskChange, TaskId, TaskOutcome, TaskOwner, TaskRecord, TaskStatus, TaskStore, check_store,
 };
-use typed_mcp::testing::TestClient;
 use typed_mcp::transport::{Connection, Inbound, Outbox};
 use typed_mcp::{Server, ServerBuilder, resource, resources};
+use typed_mcp_client::testing::TestClient;
 use typed_mcp_http::{Session, SessionStore};
 use typed_mcp_redis::{
     KeyringCheck, KeyringProblem, Redis, RedisBus, RedisSessionStore, RedisTaskStore,
@@ -116,7 +116,7 @@ fn replica(bus: Option<Arc<RedisBus>>, keys: Option<StateKeys>) -> Server {
     builder.build().expect("a valid server")
 }
 
-async fn next_update(sub: &mut typed_mcp::testing::Subscription<'_>, what: &str) -> String {
+async fn next_update(sub: &mut typed_mcp_client::testing::Subscription<'_>, what: &str) -> String {
     loop {
         let message = sub
             .next_within(WAIT)
@@ -132,7 +132,7 @@ async fn next_update(sub: &mut typed_mcp::testing::Subscription<'_>, what: &str)
     }
 }
 
-async fn nothing_more(sub: &mut typed_mcp::testing::Subscription<'_>, what: &str) {
+async fn nothing_more(sub: &mut typed_mcp_client::testing::Subscription<'_>, what: &str) {
     if let Some(message) = sub.next_within(Duration::from_millis(300)).await {
         panic!("expected nothing more ({what}), found {message}");
     }

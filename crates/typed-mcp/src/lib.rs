@@ -72,8 +72,11 @@
 //!   layers around handlers; [`extension`]: methods the core does not model,
 //!   announced under `capabilities.extensions`;
 //! - [`tasks`]: long-running calls as tasks (the Tasks extension), kept in a
-//!   [`TaskStore`](tasks::TaskStore) of the application's choice;
-//! - `testing` (feature `testing`): an in-process client for tests.
+//!   [`TaskStore`](tasks::TaskStore) of the application's choice.
+//!
+//! A server's tests talk to it through `typed-mcp-client`: `Client::in_process`
+//! for what a client does, and `typed_mcp_client::testing::TestClient` (its
+//! in-process transport as a raw-wire probe) for what no client would send.
 
 #![doc = include_str!("features.md")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -96,9 +99,6 @@ pub mod state;
 mod stdio;
 pub mod subscribe;
 pub mod tasks;
-#[cfg(feature = "testing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
-pub mod testing;
 pub mod trace;
 pub mod transport;
 mod typed;

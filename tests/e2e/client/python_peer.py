@@ -6,13 +6,24 @@ InputRequiredResult, on a dated session as server-to-client requests.
 
     python python_peer.py              # stdio
     python python_peer.py --http PORT  # Streamable HTTP at /mcp
+
+A dated session may also subscribe to resources (resources/subscribe, which
+MCPServer leaves to the low-level server) and have `touch` announce an update
+of one it subscribed to.
 """
 
 import sys
 from typing import Annotated
 
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve, Sample
-from mcp_types import CreateMessageResult, SamplingMessage, TextContent
+from mcp_types import (
+    CreateMessageResult,
+    EmptyResult,
+    SamplingMessage,
+    SubscribeRequestParams,
+    TextContent,
+    UnsubscribeRequestParams,
+)
 from pydantic import BaseModel
 
 mcp = MCPServer("python-peer", instructions="A Python peer for typed-mcp-client.")
@@ -64,6 +75,34 @@ async def count(n: int, ctx: Context) -> str:
 def readme() -> str:
     """The peer's readme."""
     return "A Python peer."
+
+
+# The URIs this process's dated sessions subscribed to (one client at a time).
+subscribed: set[str] = set()
+
+
+async def subscribe(_ctx, params: SubscribeRequestParams) -> EmptyResult:
+    subscribed.add(str(params.uri))
+    return EmptyResult()
+
+
+async def unsubscribe(_ctx, params: UnsubscribeRequestParams) -> EmptyResult:
+    subscribed.discard(str(params.uri))
+    return EmptyResult()
+
+
+mcp._lowlevel_server.add_request_handler("resources/subscribe", SubscribeRequestParams, subscribe)
+mcp._lowlevel_server.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, unsubscribe)
+
+
+@mcp.tool()
+async def touch(uri: str, ctx: Context) -> str:
+    """Announce an update of a resource, when a dated session subscribed to it."""
+    if uri not in subscribed:
+        return f"{uri} is not subscribed"
+    # No related request: over Streamable HTTP it goes on the session's GET stream.
+    await ctx.session.send_resource_updated(uri)
+    return f"{uri} updated"
 
 
 @mcp.prompt()

@@ -304,6 +304,57 @@ impl HttpWire {
         ))
     }
 
+    /// Opens a legacy session's GET event stream (its server-initiated
+    /// messages) with the session's headers, and reads it in a task: the
+    /// server's requests go to the client's queue, its notifications to
+    /// `sink`; `ended` is called with why, should the stream end while the
+    /// task still reads it. Returns once the server has accepted the
+    /// stream, so nothing it sends from then on is missed.
+    pub(crate) async fn open_session_stream(
+        &self,
+        headers: &[(String, String)],
+        sink: crate::client::NotificationSink,
+        ended: Box<dyn FnOnce(ClientError) + Send>,
+    ) -> Result<tokio::task::JoinHandle<()>, ClientError> {
+        let mut headers = headers.to_vec();
+        headers.push((ACCEPT.as_str().to_owned(), "text/event-stream".to_owned()));
+        let response = self.send(Method::GET, Vec::new(), &headers).await?;
+        let status = response.status();
+        let content_type = content_type(&response);
+        if !status.is_success() || !content_type.starts_with("text/event-stream") {
+            let bytes = self.collect(response.into_body()).await.unwrap_or_default();
+            return Err(refused(
+                status,
+                format!(
+                    "{}: the session's event stream (GET) was refused: HTTP {status} with {};                      expected 200 and text/event-stream, which carries the session's resource                      updates",
+                    self.url,
+                    if bytes.is_empty() {
+                        "an empty body".to_owned()
+                    } else {
+                        format!(
+                            "{}: {}",
+                            if content_type.is_empty() {
+                                "no content type"
+                            } else {
+                                &content_type
+                            },
+                            snippet(&String::from_utf8_lossy(&bytes))
+                        )
+                    }
+                ),
+            ));
+        }
+        let reader = read_session_stream(
+            response.into_body(),
+            self.limits,
+            self.url.clone(),
+            self.server_requests.clone(),
+            sink,
+            ended,
+        );
+        Ok(tokio::spawn(reader))
+    }
+
     /// Sends a DELETE with these headers (the end of a legacy session) and
     /// returns the status.
     pub(crate) async fn delete(
@@ -421,6 +472,71 @@ async fn read_events(
             }
         }
     }
+}
+
+/// Reads a legacy session's GET stream until it ends (or the task is
+/// aborted, which drops the body and closes the stream).
+async fn read_session_stream(
+    mut body: Body,
+    limits: Limits,
+    url: String,
+    server_requests: ServerRequests,
+    sink: crate::client::NotificationSink,
+    ended: Box<dyn FnOnce(ClientError) + Send>,
+) {
+    let mut events = SseParser::new(limits.max_message_bytes);
+    let why = loop {
+        let data = match body.frame().await {
+            None => {
+                break ClientError::Io(format!(
+                    "{url}: the server closed the session's event stream"
+                ));
+            }
+            Some(Err(e)) => {
+                break ClientError::Io(format!(
+                    "reading the session's event stream from {url}: {e}"
+                ));
+            }
+            Some(Ok(frame)) => match frame.into_data() {
+                Ok(data) => data,
+                Err(_) => continue,
+            },
+        };
+        let parsed = match events.push(&data) {
+            Ok(parsed) => parsed,
+            Err(too_big) => {
+                break ClientError::Limit {
+                    what: format!(
+                        "{url}: the server sent an event of more than {too_big} bytes on the                          session's event stream; this client accepts messages of at most {}                          (Options::max_message_bytes)",
+                        limits.max_message_bytes
+                    ),
+                    stderr: String::new(),
+                };
+            }
+        };
+        let mut failed = None;
+        for event in parsed {
+            if event.iter().all(u8::is_ascii_whitespace) {
+                continue; // a priming event carries no data
+            }
+            match limits.parse(&event, String::new) {
+                Ok(message) if is_server_request(&message) => {
+                    let _ = server_requests.send(message).await;
+                }
+                Ok(message) if message.get("method").is_some() => sink(&message),
+                // No request of ours is answered here.
+                Ok(message) => tracing::debug!("ignored on the session's stream: {message}"),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        if let Some(e) = failed {
+            break e;
+        }
+    };
+    ended(why);
 }
 
 /// Splits a `text/event-stream` body into the `data` of each event.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
-use typed_mcp::transport::{Connection, Inbound, Inbox, Message, Outbox};
+use typed_mcp::transport::{Accepted, Connection, Inbound, Inbox, Message, Outbox};
 
 use super::{Exchange, Limits, Outgoing, PER_REQUEST_BACKLOG, ServerRequests};
 use crate::client::NotificationSink;
@@ -44,12 +44,8 @@ impl InProcessWire {
 
     /// Hands one request to the server; its messages arrive on the exchange.
     pub(crate) async fn open(&self, out: Outgoing<'_>) -> Result<Exchange, ClientError> {
-        let (outbox, inbox) = Outbox::channel();
-        let accepted = self
-            .connection
-            .accept(&out.body, Inbound::default(), &outbox)
-            .await;
-        if matches!(accepted, typed_mcp::transport::Accepted::Initialized { .. }) {
+        let (accepted, inbox) = exchange(&self.connection, &out.body, Inbound::default()).await;
+        if matches!(accepted, Accepted::Initialized { .. }) {
             // The session's own messages (resource updates) go to the
             // notification callback.
             let (stream, updates) = Outbox::channel();
@@ -61,8 +57,6 @@ impl InProcessWire {
                 ));
             }
         }
-        // Only the server's clones remain: the inbox ends when they do.
-        drop(outbox);
         let (tx, rx) = mpsc::channel(PER_REQUEST_BACKLOG);
         tokio::spawn(forward(
             inbox,
@@ -78,10 +72,7 @@ impl InProcessWire {
 
     /// Hands a notification or a response to the server.
     pub(crate) async fn send(&self, body: &[u8]) -> Result<(), ClientError> {
-        let (outbox, _inbox) = Outbox::channel();
-        self.connection
-            .accept(body, Inbound::default(), &outbox)
-            .await;
+        exchange(&self.connection, body, Inbound::default()).await;
         Ok(())
     }
 
@@ -89,6 +80,22 @@ impl InProcessWire {
     pub(crate) async fn close(&self) {
         self.connection.end_session().await;
     }
+}
+
+/// Hands one message to the connection, with what a transport knows of it:
+/// what the connection did with it, and the stream of what the server sends
+/// for it (which ends once the server has nothing more to send). The client
+/// and the [`testing`](crate::testing) probe both go through here.
+pub(crate) async fn exchange(
+    connection: &Connection,
+    body: &[u8],
+    inbound: Inbound<'_>,
+) -> (Accepted, Inbox) {
+    let (outbox, inbox) = Outbox::channel();
+    let accepted = connection.accept(body, inbound, &outbox).await;
+    // Only the server's clones remain: the inbox ends when they do.
+    drop(outbox);
+    (accepted, inbox)
 }
 
 async fn forward(

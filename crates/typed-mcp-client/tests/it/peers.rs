@@ -155,14 +155,13 @@ async fn the_python_sdk_over_stdio_in_both_eras() {
     }
 }
 
-#[tokio::test]
-#[ignore = "needs the Python SDK (mcp 2.3.0): run scripts/client-peers"]
-async fn the_python_sdk_over_http_in_both_eras() {
+/// The Python peer over Streamable HTTP on a free port, once it listens.
+async fn python_http_peer() -> (tokio::process::Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
         .expect("a free port");
-    let mut child = tokio::process::Command::new(env("TYPED_MCP_CLIENT_PYTHON"))
+    let child = tokio::process::Command::new(env("TYPED_MCP_CLIENT_PYTHON"))
         .arg(python_peer())
         .arg("--http")
         .arg(port.to_string())
@@ -173,18 +172,22 @@ async fn the_python_sdk_over_http_in_both_eras() {
         .spawn()
         .expect("the Python peer starts");
     let url = format!("http://127.0.0.1:{port}/mcp");
-    let mut ready = false;
     for _ in 0..200 {
         if tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .is_ok()
         {
-            ready = true;
-            break;
+            return (child, url);
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(ready, "the Python peer does not listen on {url}");
+    panic!("the Python peer does not listen on {url}");
+}
+
+#[tokio::test]
+#[ignore = "needs the Python SDK (mcp 2.3.0): run scripts/client-peers"]
+async fn the_python_sdk_over_http_in_both_eras() {
+    let (mut child, url) = python_http_peer().await;
     for era in [Era::Auto, Era::Legacy] {
         let client = Client::http(&url, options(era))
             .await
@@ -224,4 +227,62 @@ async fn the_typescript_sdk_over_stdio() {
     assert_era(&client, Era::Legacy, "ts stdio legacy");
     exercise(&client, "ts stdio legacy").await;
     client.close().await.unwrap();
+}
+
+/// A dated session's subscription to the Python peer: `resources/subscribe`,
+/// the update `touch` sends (over HTTP on the session's GET stream), and
+/// `resources/unsubscribe` once the subscription is dropped (the peer then
+/// says the resource is not subscribed).
+#[tokio::test]
+#[ignore = "needs the Python SDK (mcp 2.3.0): run scripts/client-peers"]
+async fn the_python_sdk_sends_a_dated_session_its_resource_updates() {
+    let (mut child, url) = python_http_peer().await;
+    for over in ["stdio", "http"] {
+        let options = options(Era::Legacy);
+        let client = if over == "stdio" {
+            let command = StdioCommand::new(env("TYPED_MCP_CLIENT_PYTHON")).arg(python_peer());
+            Client::stdio(command, options).await
+        } else {
+            Client::http(&url, options).await
+        }
+        .unwrap_or_else(|e| panic!("python {over}: {e}"));
+        let mut subscription = client
+            .listen(json!({"resourceSubscriptions": ["peer://readme"]}))
+            .await
+            .unwrap_or_else(|e| panic!("python {over}: {e}"));
+        let touched = client
+            .call_tool("touch", json!({"uri": "peer://readme"}))
+            .await
+            .unwrap();
+        assert_eq!(text(&touched), "peer://readme updated", "python {over}");
+        let update = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+            .await
+            .unwrap_or_else(|_| panic!("python {over}: no update"))
+            .unwrap_or_else(|| panic!("python {over}: the subscription ended"))
+            .unwrap_or_else(|e| panic!("python {over}: {e}"));
+        assert_eq!(
+            update["method"], "notifications/resources/updated",
+            "python {over}"
+        );
+        assert_eq!(update["params"]["uri"], "peer://readme", "python {over}");
+        drop(subscription);
+        let mut unsubscribed = false;
+        for _ in 0..100 {
+            let touched = client
+                .call_tool("touch", json!({"uri": "peer://readme"}))
+                .await
+                .unwrap();
+            if text(&touched) == "peer://readme is not subscribed" {
+                unsubscribed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            unsubscribed,
+            "python {over}: still subscribed after the drop"
+        );
+        client.close().await.unwrap();
+    }
+    let _ = child.kill().await;
 }

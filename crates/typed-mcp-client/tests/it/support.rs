@@ -30,7 +30,7 @@ pub struct Sum {
 /// * `a` - The first addend.
 /// * `b` - The second addend.
 #[tool(read_only)]
-fn add(a: i64, b: i64) -> Sum {
+pub fn add(a: i64, b: i64) -> Sum {
     Sum { sum: a + b }
 }
 

@@ -456,18 +456,23 @@ fn a_served_call_runs_in_its_request_span_and_the_handlers_spans_nest_under_it()
             .build()
             .unwrap();
         runtime.block_on(async {
-            let client = crate::testing::TestClient::new(server);
-            let mut meta = client.envelope();
-            meta.insert("traceparent".into(), json!(header));
-            client
-                .send(&json!({
+            let connection = crate::transport::Connection::new(server);
+            let mut meta = envelope();
+            meta["traceparent"] = json!(header);
+            answer(
+                &connection,
+                json!({
                     "jsonrpc": "2.0", "id": 9, "method": "tools/call",
                     "params": {"name": "work", "arguments": {}, "_meta": meta}
-                }))
-                .await
+                }),
+            )
+            .await
         })
     });
-    assert_eq!(response.result()["content"][0]["text"], "done");
+    assert_eq!(
+        response["result"]["content"][0]["text"], "done",
+        "{response}"
+    );
     let request = recorder.named(REQUEST_SPAN);
     assert_eq!(field(&request, TRACE_ID_FIELD), Some(TRACE));
     assert_eq!(field(&request, TOOL_NAME_FIELD), Some("work"));
@@ -496,24 +501,35 @@ fn requests_the_router_answers_run_in_a_request_span_with_a_trace_id() {
             .build()
             .unwrap();
         runtime.block_on(async {
-            let client = crate::testing::TestClient::new(server);
-            let mut meta = client.envelope();
-            meta.insert("traceparent".into(), json!(header));
-            let discover = client
-                .send(&json!({
+            let connection = crate::transport::Connection::new(server);
+            let mut meta = envelope();
+            meta["traceparent"] = json!(header);
+            let discover = answer(
+                &connection,
+                json!({
                     "jsonrpc": "2.0", "id": "d", "method": "server/discover",
                     "params": {"_meta": meta}
-                }))
-                .await;
-            let list = client.list_tools(None).await;
+                }),
+            )
+            .await;
+            let list = answer(
+                &connection,
+                json!({
+                    "jsonrpc": "2.0", "id": 1, "method": "tools/list",
+                    "params": {"_meta": envelope()}
+                }),
+            )
+            .await;
             // A protocol error: the envelope lacks its required keys.
-            let error = client
-                .send(&json!({
+            let error = answer(
+                &connection,
+                json!({
                     "jsonrpc": "2.0", "id": "e", "method": "tools/list",
                     "params": {"_meta": {}}
-                }))
-                .await;
-            [discover.error_code(), list.error_code(), error.error_code()]
+                }),
+            )
+            .await;
+            [&discover, &list, &error].map(|r| r["error"]["code"].as_i64())
         })
     });
     assert_eq!(codes, [None, None, Some(-32602)]);
@@ -543,4 +559,33 @@ fn requests_the_router_answers_run_in_a_request_span_with_a_trace_id() {
     assert!(field(error, TRACE_ID_FIELD).is_some_and(|t| t.len() == 32));
     assert_eq!(field(error, OUTCOME_FIELD), Some("error"));
     assert_eq!(field(error, ERROR_TYPE_FIELD), Some("-32602"));
+}
+
+/// A valid 2026-07-28 `_meta` envelope declaring no client capabilities.
+fn envelope() -> serde_json::Value {
+    serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": typed_mcp_core::PROTOCOL_VERSION,
+        "io.modelcontextprotocol/clientCapabilities": {}
+    })
+}
+
+/// Hands `message` to the connection as a transport would and returns the
+/// server's final answer to it (the unit tests drive the connection itself:
+/// a client here would link a second copy of this crate).
+async fn answer(
+    connection: &crate::transport::Connection,
+    message: serde_json::Value,
+) -> serde_json::Value {
+    let bytes = serde_json::to_vec(&message).expect("a Value serializes");
+    let (outbox, mut inbox) = crate::transport::Outbox::channel();
+    connection
+        .accept(&bytes, crate::transport::Inbound::default(), &outbox)
+        .await;
+    drop(outbox);
+    while let Some(out) = inbox.recv().await {
+        if out.is_reply() {
+            return serde_json::from_slice(out.body()).expect("the server sends JSON");
+        }
+    }
+    panic!("no answer to {message}")
 }

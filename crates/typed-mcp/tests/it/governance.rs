@@ -9,11 +9,11 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
 use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
-use typed_mcp::testing::TestClient;
 use typed_mcp::{
     Capability, Principal, Server, ServerBuilder, ToolContext,
     capability::MISSING_CAPABILITIES_META_KEY, prompts, resources, tools,
 };
+use typed_mcp_client::testing::TestClient;
 
 use crate::schema::client;
 

@@ -1,7 +1,8 @@
 //! Wire-level integration tests of typed-mcp.
 //!
-//! Every test talks to a built `Server` through the in-process `TestClient`
-//! with real JSON-RPC bytes, and every message a test receives is checked
+//! Every test talks to a built `Server` through typed-mcp-client's in-process
+//! probe (`typed_mcp_client::testing::TestClient`) with real JSON-RPC bytes,
+//! and every message a test receives is checked
 //! against the official 2026-07-28 JSON schema (see `schema`).
 
 mod api;

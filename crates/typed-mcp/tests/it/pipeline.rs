@@ -12,13 +12,13 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use typed_mcp::middleware::{BoxError, HandlerCall, HandlerDone};
 use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
-use typed_mcp::testing::TestClient;
 use typed_mcp::transport::{Connection, Inbound, Message, Outbox};
 use typed_mcp::wire::{CallToolResult, GetPromptResult, PromptMessage, ResourceContents};
 use typed_mcp::{
     RpcError, Server, ServerBuilder,
     declare::{PromptDecl, ResourceDecl, ToolDecl},
 };
+use typed_mcp_client::testing::TestClient;
 
 use crate::support::{enveloped, named_headers, send_http};
 

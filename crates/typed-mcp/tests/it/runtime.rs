@@ -9,10 +9,10 @@ use std::time::Duration;
 use futures_util::future::join_all;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
-use typed_mcp::testing::TestClient;
 use typed_mcp::transport::Accepted;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
 use typed_mcp::{RpcError, Server, ToolContext, ToolError, declare::ToolDecl};
+use typed_mcp_client::testing::TestClient;
 
 use crate::schema::client;
 use crate::support::assert_result;

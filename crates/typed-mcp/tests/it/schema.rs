@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 use jsonschema::Validator;
 use serde_json::{Value, json};
 use typed_mcp::Server;
-use typed_mcp::testing::TestClient;
+use typed_mcp_client::testing::TestClient;
 
 const ENV: &str = "MCP_SCHEMA";
 const DRAFT: &str = "https://json-schema.org/draft/2020-12/schema";

@@ -10,9 +10,9 @@ use typed_mcp::capability::{
     Access, Grant, HostPattern, OutOfScope, ResourcePattern, Scope, fs::FsError,
 };
 use typed_mcp::receipt::{MemorySink, Outcome, Receipt};
-use typed_mcp::testing::TestClient;
 use typed_mcp::transport::Inbound;
 use typed_mcp::{BuildError, Capability, Principal, Server, ServerBuilder, ToolContext, tools};
+use typed_mcp_client::testing::TestClient;
 
 use crate::schema::client;
 

@@ -11,8 +11,8 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Value, json};
 use typed_mcp::secret::{REDACTION_MARKER, Redactor, Secret, Zeroize};
-use typed_mcp::testing::Response;
 use typed_mcp::{Server, tool, tools};
+use typed_mcp_client::testing::Response;
 
 use crate::schema::client;
 

@@ -2,8 +2,8 @@
 //! response.
 
 use serde_json::{Value, json};
-use typed_mcp::testing::{Response, TestClient};
 use typed_mcp::transport::Inbound;
+use typed_mcp_client::testing::{Response, TestClient};
 
 pub const VERSION: &str = "2026-07-28";
 

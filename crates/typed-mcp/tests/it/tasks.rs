@@ -10,10 +10,10 @@ use serde_json::{Map, Value, json};
 use typed_mcp::extension::{Extension, ExtensionMethod};
 use typed_mcp::receipt::{MemorySink, Outcome};
 use typed_mcp::tasks::{EXTENSION_ID, MemoryTaskStore, TaskOwner, TaskStore, TaskSupport};
-use typed_mcp::testing::TestClient;
 use typed_mcp::transport::Inbound;
 use typed_mcp::wire::{CallToolResult, ContentBlock, ElicitResult};
 use typed_mcp::{Answer, NeedsInput, Principal, RpcError, Server, ToolContext, tool, tools};
+use typed_mcp_client::testing::TestClient;
 
 use crate::schema::client_with_capabilities;
 

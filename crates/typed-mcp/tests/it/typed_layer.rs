@@ -695,7 +695,7 @@ fn rounds_server(ttl: std::time::Duration) -> Server {
         .unwrap()
 }
 
-async fn first_round(client: &typed_mcp::testing::TestClient, tool: &str) -> String {
+async fn first_round(client: &typed_mcp_client::testing::TestClient, tool: &str) -> String {
     let round = client.call_tool(tool, json!({})).await;
     let state = round.result()["requestState"].as_str().unwrap().to_owned();
     assert!(
