@@ -59,6 +59,7 @@
 #![warn(missing_docs)]
 
 mod client;
+mod declared;
 pub mod era;
 mod error;
 pub mod headers;
@@ -72,6 +73,7 @@ pub use client::{
     Catalog, Client, DEFAULT_MAX_DEPTH, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_TIMEOUT,
     NotificationSink, Options, Subscription,
 };
+pub use declared::{ArgumentProblem, CallTool, ToolCallError};
 pub use era::{Era, Spoken};
 pub use error::{CallError, ClientError};
 pub use responder::{BoxFuture, Responder};

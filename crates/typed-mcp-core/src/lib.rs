@@ -8,7 +8,8 @@
 //! - [`catalog`]: the validated, indexed set of tools, resources and prompts;
 //! - [`digest`]: SHA-256 digests of declarations over RFC 8785 canonical JSON;
 //! - [`router`]: a total function from one inbound message to a [`Decision`];
-//! - [`encode`]: compact JSON-RPC framing of results, errors and notifications.
+//! - [`encode`]: compact JSON-RPC framing of results, errors and notifications;
+//! - [`caller`]: the seam a typed call through a `#[tool]` declaration sends through.
 //!
 //! The runtime (`typed-mcp`) runs handlers and transports on top of it.
 //!
@@ -45,6 +46,7 @@
 #![warn(missing_docs, unreachable_pub)]
 #![forbid(unsafe_code)]
 
+pub mod caller;
 pub mod catalog;
 pub mod digest;
 pub mod encode;

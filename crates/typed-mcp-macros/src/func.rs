@@ -686,7 +686,7 @@ pub(crate) fn decl_signature(function: &Function, returns: TokenStream) -> Token
 
 /// The function's `#[cfg]` attributes: the constructor exists exactly when
 /// the function does.
-fn cfgs(function: &Function) -> impl Iterator<Item = &Attribute> {
+pub(crate) fn cfgs(function: &Function) -> impl Iterator<Item = &Attribute> {
     function
         .item
         .attrs

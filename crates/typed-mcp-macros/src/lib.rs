@@ -8,6 +8,8 @@
 //! emits a hidden constructor, `__typed_mcp_decl_<name>`, that builds the
 //! declaration; the list macros call those constructors in order. Nothing is
 //! registered globally: a server serves exactly the lists it is given.
+//! `#[tool]` also emits `call_<name>`, the typed call of the tool through
+//! any `CallTool` (see [`macro@tool`]).
 //!
 //! Every macro checks its input the way `serde_derive` does: it reads the
 //! function into a model, checks the model, and reports **every** problem
@@ -18,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 mod attr;
+mod call;
 mod ctxt;
 mod docs;
 mod func;
@@ -83,6 +86,84 @@ use crate::func::Kind;
 ///
 /// Serve it with `tools![add]` (a function) or `tools![desk.close_ticket]`
 /// (a method, bound to a `desk` held as `Arc<Desk>` or a `Desk: Clone`).
+///
+/// # The typed call
+///
+/// A `#[tool]` declares both ends: beside the function it generates
+/// `call_<name>` (for a method, the associated function `Desk::call_<name>`),
+/// with the same visibility and `#[cfg]`s:
+///
+/// ```text
+/// async fn call_add<Caller: CallTool>(client: &Caller, a: i64, b: i64)
+///     -> Result<i64, ToolCallError<Caller::Error>>
+/// ```
+///
+/// Its parameters are the function's own, the `ToolContext` left out, so a
+/// wrong argument is a compile error; `client` is any
+/// `typed_mcp::protocol::caller::CallTool` — `typed_mcp_client::Client`
+/// implements it, and a server crate that does not call its tools never
+/// builds a client. It returns the declared value: `T` for `T`, the `Ok`
+/// type of a `Result`, the `T` of an `Answer<T>` (the caller answers the
+/// server's questions), `Option<T>`, `()`, content blocks or the whole
+/// `CallToolResult`, decoded from the result as the server encodes it
+/// (non-object values under `result`). The server's refusal of the
+/// arguments is `ToolCallError::Arguments` with every problem it found; an
+/// `isError` result (the handler's `Err`, with its message chain) is
+/// `ToolCallError::Tool`. The call needs `Serialize` on the parameters and
+/// `Deserialize` on the value only where it is used, so a server whose types
+/// go one way (a `Secret` parameter) still compiles.
+///
+/// ```
+/// use std::sync::Mutex;
+/// use serde_json::{Map, Value, json};
+/// use typed_mcp::protocol::caller::CallTool;
+/// use typed_mcp::tool;
+/// use typed_mcp::wire::CallToolResult;
+///
+/// /// Add two integers.
+/// ///
+/// /// # Arguments
+/// /// * `a` - The first addend.
+/// /// * `b` - The second addend.
+/// #[tool(read_only)]
+/// fn add(a: i64, b: i64) -> i64 {
+///     a + b
+/// }
+///
+/// /// A caller that runs the function itself and answers as a typed-mcp
+/// /// server does (an integer is not an object, so it travels under `result`).
+/// struct Local(Mutex<Vec<Value>>);
+///
+/// impl CallTool for Local {
+///     type Error = std::convert::Infallible;
+///
+///     async fn call_tool_result(
+///         &self,
+///         name: &str,
+///         arguments: Map<String, Value>,
+///     ) -> Result<CallToolResult, Self::Error> {
+///         assert_eq!(name, "add");
+///         self.0.lock().unwrap().push(Value::Object(arguments.clone()));
+///         let sum = add(arguments["a"].as_i64().unwrap(), arguments["b"].as_i64().unwrap());
+///         Ok(CallToolResult::structured(json!({"result": sum})))
+///     }
+/// }
+///
+/// # block_on(async {
+/// let local = Local(Mutex::new(Vec::new()));
+/// let sum: i64 = call_add(&local, 2, 3).await.unwrap();
+/// assert_eq!(sum, 5);
+/// assert_eq!(local.0.lock().unwrap()[0], json!({"a": 2, "b": 3}));
+/// # });
+/// # fn block_on<F: std::future::Future>(future: F) -> F::Output {
+/// #     use std::task::{Context, Poll, Waker};
+/// #     let mut future = std::pin::pin!(future);
+/// #     match future.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+/// #         Poll::Ready(output) => output,
+/// #         Poll::Pending => unreachable!("the local caller never waits"),
+/// #     }
+/// # }
+/// ```
 ///
 /// ```
 /// use std::sync::Arc;

@@ -262,24 +262,43 @@ enum Level {
 }
 
 fn shape_of(ty: &Type, level: Level) -> Shape {
+    peel(ty, level).0
+}
+
+/// The shape of `ty` and the type of the value it replies with: the leaf
+/// once the wrappers a call resolves (`Result`'s error, `Answer`'s request
+/// for input) are peeled, `None` for `()`. One walk decides both, so the
+/// typed call returns exactly what the reply encodes.
+fn peel(ty: &Type, level: Level) -> (Shape, Option<&Type>) {
     if is_unit(ty) {
-        return Shape::Unit;
+        return (Shape::Unit, None);
     }
     let Some(segment) = last_segment(ty) else {
-        return Shape::Value;
+        return (Shape::Value, Some(ty));
     };
     let args = type_args(segment);
     let ident = &segment.ident;
     if level == Level::Top && ident == "Result" && (1..=2).contains(&args.len()) {
-        return Shape::Fallible(Box::new(shape_of(args[0], Level::InResult)));
+        let (inner, leaf) = peel(args[0], Level::InResult);
+        return (Shape::Fallible(Box::new(inner)), leaf);
     }
     if level != Level::InAnswer && ident == "Answer" && args.len() == 1 {
-        return Shape::Answer(Box::new(shape_of(args[0], Level::InAnswer)));
+        let (inner, leaf) = peel(args[0], Level::InAnswer);
+        return (Shape::Answer(Box::new(inner)), leaf);
     }
     if ident == "Option" && args.len() == 1 {
-        return Shape::Optional;
+        return (Shape::Optional, Some(ty));
     }
-    Shape::Value
+    (Shape::Value, Some(ty))
+}
+
+/// The type a typed call of a function with this return type yields
+/// (`None`: nothing, `()`).
+pub(crate) fn called_type(output: &ReturnType) -> Option<&Type> {
+    match output {
+        ReturnType::Default => None,
+        ReturnType::Type(_, ty) => peel(ty, Level::Top).1,
+    }
 }
 
 /// `value` wrapped for its shape.
@@ -475,9 +494,12 @@ fn generate(function: &Function, args: &ToolArgs, wire_name: &str) -> TokenStrea
     };
     let signature = decl_signature(function, quote!(::typed_mcp::__private::ToolDecl));
     let bind = bind_this(function);
+    let typed_call = crate::call::generate(function, wire_name);
 
     quote! {
         #item
+
+        #typed_call
 
         #signature {
             #[derive(#p::serde::Deserialize, #p::schemars::JsonSchema)]
@@ -577,6 +599,34 @@ mod tests {
             shape_str("Result<Result<T, E>, E>"),
             Shape::Fallible(Box::new(Shape::Value))
         );
+    }
+
+    #[test]
+    fn the_typed_call_returns_the_replied_value() {
+        let called = |ty: &str| {
+            let output: ReturnType = syn::parse_str(&format!("-> {ty}")).unwrap();
+            called_type(&output).map(crate::func::tokens_text)
+        };
+        assert_eq!(called("()"), None);
+        assert_eq!(called("Result<(), E>"), None);
+        assert_eq!(called("Answer<()>"), None);
+        assert_eq!(called("i64").as_deref(), Some("i64"));
+        assert_eq!(
+            called("Result<Vec<Ticket>, E>").as_deref(),
+            Some("Vec<Ticket>")
+        );
+        assert_eq!(
+            called("io::Result<Answer<String>>").as_deref(),
+            Some("String")
+        );
+        assert_eq!(called("Option<Ticket>").as_deref(), Some("Option<Ticket>"));
+        assert_eq!(called("Answer<Option<u8>>").as_deref(), Some("Option<u8>"));
+        // The wrappers a reply does not read stay data, as in `shape`.
+        assert_eq!(
+            called("Result<Result<T, E>, E>").as_deref(),
+            Some("Result<T, E>")
+        );
+        assert_eq!(called("Answer<Answer<T>>").as_deref(), Some("Answer<T>"));
     }
 
     #[test]

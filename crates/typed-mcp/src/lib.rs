@@ -131,6 +131,10 @@ pub mod __private {
     pub use crate::declare::{AnyResourceDecl, PromptDecl, ResourceRequest, ToolDecl};
     pub use crate::typed::answer::Answered;
     pub use crate::typed::args::{ArgumentCheck, CheckFn, GardeRules, NoRules, Rules};
+    pub use crate::typed::call::{
+        Argument, LibraryCall, Reading, Returned, Returns, StructuredCall, put_argument,
+        read_nothing, send,
+    };
     pub use crate::typed::output::{
         Contents, Fallible, Leaf, LibraryOutput, Optional, Output, OutputShape, Raw, Structured,
         StructuredOutput, Unit,
@@ -151,6 +155,7 @@ pub mod __private {
     pub use serde;
     pub use serde_json;
     pub use std::sync::Arc;
+    pub use typed_mcp_core::caller::{CallTool, ToolCallError};
 }
 
 /// The README's examples, compiled as doctests so they cannot rot.

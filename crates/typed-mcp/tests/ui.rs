@@ -6,7 +6,8 @@
 //! `attr/` (the attribute's arguments, names and URI templates), `docs/`
 //! (the doc comment and its `# Arguments` list), `signature/` (what the
 //! attribute is on, receivers and parameters), `types/` (types without the
-//! JSON or string form they need) and `lists/` (`tools![]` and its kin).
+//! JSON or string form they need), `lists/` (`tools![]` and its kin) and
+//! `call/` (the typed call `#[tool]` generates).
 //!
 //! Diagnostics change wording between compiler releases, so the toolchain is
 //! pinned (`rust-toolchain.toml`); regenerate the snapshots with
@@ -15,7 +16,7 @@
 #[test]
 fn ui() {
     let cases = trybuild::TestCases::new();
-    for family in ["attr", "docs", "signature", "types", "lists"] {
+    for family in ["attr", "docs", "signature", "types", "lists", "call"] {
         cases.compile_fail(format!("tests/ui/fail/{family}/*.rs"));
     }
     cases.pass("tests/ui/pass/*.rs");

@@ -7,6 +7,7 @@
 
 pub(crate) mod answer;
 pub(crate) mod args;
+pub(crate) mod call;
 pub(crate) mod output;
 pub(crate) mod prompt;
 pub(crate) mod resource;
