@@ -4,7 +4,10 @@
 //! Properties: neither `parse` nor `matches` panics; a match names each
 //! variable once, in template order; and re-expanding the matched values into
 //! the template (every byte but ASCII letters and digits percent-encoded) gives
-//! a URI that matches again with the same values.
+//! a URI that matches again with the same values — for templates whose
+//! literals hold no `%`: a literal `%` also occurs in every escape of the
+//! expansion, so such a template has several splits of one URI (the matcher
+//! takes the shortest first value) and the round trip may find another.
 
 #![no_main]
 
@@ -61,6 +64,12 @@ fuzz_target!(|data: &[u8]| {
     let matched: Vec<&str> = values.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(matched, names, "a match names every variable in order");
 
+    if parts(source)
+        .iter()
+        .any(|part| matches!(part, Ok(literal) if literal.contains('%')))
+    {
+        return;
+    }
     let mut expanded = String::new();
     for part in parts(source) {
         match part {
