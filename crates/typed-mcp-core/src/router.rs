@@ -389,6 +389,53 @@ struct Incoming<'a> {
     error: Member<'a>,
 }
 
+/// [`Incoming`] for the plain-call path ([`Router::route_plain_call`]): the
+/// same members, with `params` required and typed. Top-level members it does
+/// not name are skipped, as `Incoming` skips them.
+#[derive(Deserialize)]
+struct PlainCall<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Member<'a>,
+    #[serde(borrow, default)]
+    id: Member<'a>,
+    #[serde(borrow, default)]
+    method: Member<'a>,
+    params: PlainCallParams,
+    // Read so that a duplicate fails here as in `Incoming`; a request with a
+    // method ignores them.
+    #[serde(borrow, default)]
+    #[allow(dead_code)]
+    result: Member<'a>,
+    #[serde(borrow, default)]
+    #[allow(dead_code)]
+    error: Member<'a>,
+}
+
+/// The params of a plain `tools/call`. Any other member (`inputResponses`, a
+/// task request, ...) refuses this shape, so the message takes the full path.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainCallParams {
+    #[serde(rename = "_meta")]
+    meta: PlainMeta,
+    name: String,
+    /// `null` or absent is `{}`, as in `tool_target`.
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+}
+
+/// A `_meta` envelope holding the two required keys and nothing else (the
+/// keys are `meta_keys::PROTOCOL_VERSION` and `CLIENT_CAPABILITIES`; a test
+/// holds them equal).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PlainMeta {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
+    protocol_version: String,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
+    client_capabilities: Map<String, Value>,
+}
+
 /// A top-level member's raw JSON text, or `None` when the member is absent.
 /// Unlike `Option<&RawValue>`, a present `null` is kept (as the text `null`), so
 /// `"id": null` is told apart from a missing id.
@@ -527,6 +574,20 @@ impl Router {
             };
             return Decision::Respond(Response::protocol_error(None, error));
         }
+        if let Some(call) = self.route_plain_call(text, context) {
+            return call;
+        }
+        self.route_parsed(text, message, context)
+    }
+
+    /// Rungs 4 onwards, from the message parsed into a `Value` tree: every
+    /// message the plain-call path does not invoke comes here.
+    pub(crate) fn route_parsed(
+        &self,
+        text: &str,
+        message: &[u8],
+        context: &RouteContext<'_>,
+    ) -> Decision {
         let mut de = serde_json::Deserializer::from_str(text);
         // The depth scan above bounds recursion, so serde_json's own fixed limit
         // of 128 is lifted to honour a configured `max_depth`.
@@ -549,6 +610,80 @@ impl Router {
             }
         };
         self.route_incoming(incoming, message, context)
+    }
+
+    /// The common call, decided without building a `Value` tree for the
+    /// envelope: a `tools/call` on a transport without headers or session
+    /// whose params hold exactly `_meta` (exactly the protocol version and the
+    /// client capabilities), `name` and `arguments`. Parsing those into
+    /// typed fields (rather than maps keyed by SipHash) is most of what
+    /// routing a call costs.
+    ///
+    /// Only an invocation is decided here: any other shape, a duplicate key,
+    /// any refusal or parse error returns `None` and the message is routed
+    /// from the start by [`Router::route_parsed`], so every answer and error
+    /// is produced where it always was. Whatever this path accepts, the full
+    /// parse accepts too and invokes with the same `Call`: every member it
+    /// reads is parsed as strictly (strings, `Value`s, raw ids), and the
+    /// members it does not read are skipped exactly as `Incoming` skips them.
+    pub(crate) fn route_plain_call(
+        &self,
+        text: &str,
+        context: &RouteContext<'_>,
+    ) -> Option<Decision> {
+        if context.headers.is_some() || context.session.is_some() {
+            return None;
+        }
+        // A cheap filter, so other methods are not parsed twice.
+        if !text.contains("\"tools/call\"") {
+            return None;
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        de.disable_recursion_limit();
+        let m = PlainCall::deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        if m.jsonrpc.0.map(RawValue::get) != Some("\"2.0\"")
+            || m.method.0.map(RawValue::get) != Some("\"tools/call\"")
+        {
+            return None;
+        }
+        let id = RequestId::from_raw(m.id.0?)?;
+        let PlainCallParams {
+            meta,
+            name,
+            arguments,
+        } = m.params;
+        // Rungs 7-12 as `route_request` walks them (the envelope makes the
+        // message 2026-07-28, and there are no headers).
+        if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
+            return None;
+        }
+        let meta = finish_meta(
+            meta.protocol_version,
+            meta.client_capabilities,
+            Map::new(),
+            text.as_bytes(),
+        )
+        .ok()?;
+        // Rung 13: offered, and not an extension's method.
+        if !matches!(self.shared_method(methods::TOOLS_CALL), Some(Ok(None)))
+            || self.extension_index(methods::TOOLS_CALL).is_some()
+        {
+            return None;
+        }
+        // Rungs 15-19.
+        let index = self.catalog.tool_index(&name)?;
+        self.check_client_capabilities(index, &meta).ok()?;
+        Some(Decision::Invoke(Box::new(Call {
+            id,
+            meta,
+            target: Target::Tool {
+                index,
+                arguments: arguments.unwrap_or_default(),
+            },
+            input_responses: None,
+            request_state: None,
+        })))
     }
 
     fn route_incoming(

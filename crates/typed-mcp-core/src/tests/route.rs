@@ -1921,3 +1921,188 @@ fn an_integer_id_beyond_a_double_is_refused_and_the_answer_is_readable() {
     let text = String::from_utf8(answer.body.to_vec()).unwrap();
     assert!(text.contains(&format!(r#""id":{wide}"#)), "{text}");
 }
+
+// ---------------------------------------------------------------------------
+// The plain-call path
+// ---------------------------------------------------------------------------
+
+/// `Router::route_plain_call` invokes a plain `tools/call` without the full
+/// parse; every message must be decided exactly as the full parse decides it,
+/// and only the plain shape may take the short path.
+#[test]
+fn the_plain_call_path_decides_as_the_full_parse() {
+    use crate::wire::meta_keys;
+    assert_eq!(
+        meta_keys::PROTOCOL_VERSION,
+        "io.modelcontextprotocol/protocolVersion"
+    );
+    assert_eq!(
+        meta_keys::CLIENT_CAPABILITIES,
+        "io.modelcontextprotocol/clientCapabilities"
+    );
+    let version = VERSION;
+    let env = format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+    );
+    let sampling = format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{"sampling":{{}}}}}}"#
+    );
+    let call = |rest: &str| {
+        format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{{rest}}}}}"#)
+    };
+    // (message, whether the short path takes it)
+    let cases: Vec<(String, bool)> = vec![
+        (
+            call(&format!(
+                r#"{env},"name":"echo","arguments":{{"text":"hi"}}"#
+            )),
+            true,
+        ),
+        (
+            call(&format!(r#""name":"echo",{env},"arguments":null"#)),
+            true,
+        ),
+        (call(&format!(r#""name":"echo",{env}"#)), true),
+        (
+            call(&format!(
+                r#"{sampling},"name":"needs_sampling","arguments":{{}}"#
+            )),
+            true,
+        ),
+        (
+            format!(
+                r#"{{"params":{{{env},"name":"echo","arguments":{{"a":[1,2.5,{{"b":null}}]}}}},"method":"tools/call","id":"s","jsonrpc":"2.0","extra":1}}"#
+            ),
+            true,
+        ),
+        // Everything below is decided by the full parse.
+        (
+            call(&format!(
+                r#"{env},"name":"needs_sampling","arguments":{{}}"#
+            )),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"nope","arguments":{{}}"#)),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","arguments":[1]"#)),
+            false,
+        ),
+        (call(&format!(r#"{env},"name":7,"arguments":{{}}"#)), false),
+        (call(&format!(r#"{env},"arguments":{{}}"#)), false),
+        (
+            call(&format!(r#"{env},"name":"echo","name":"echo""#)),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","arguments":{{"x":1e400}}"#)),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","requestState":"abc""#)),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","inputResponses":{{}}"#)),
+            false,
+        ),
+        (
+            call(
+                r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo""#,
+            ),
+            false,
+        ),
+        (
+            call(&format!(
+                r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},"name":"echo""#
+            )),
+            false,
+        ),
+        (
+            call(&format!(
+                r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{"sampling":7}}}},"name":"needs_sampling""#
+            )),
+            false,
+        ),
+        (
+            call(r#""_meta":{"io.modelcontextprotocol/clientCapabilities":{}},"name":"echo""#),
+            false,
+        ),
+        (
+            call(&format!(
+                r#"{env},"name":"echo"}},"params":{{"name":"echo""#
+            )),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"tools/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"1.0","id":1,"method":"tools/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools\/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{env},"name":"echo"}}}} x"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{env},"name":"echo"}},"params":{{}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{{{env}}},"x":"tools/call"}}"#
+            ),
+            false,
+        ),
+    ];
+    for fixture in FIXTURES {
+        let router = router(fixture);
+        for (message, plain) in &cases {
+            let context = RouteContext::NONE;
+            let routed = format!("{:?}", router.route(message.as_bytes(), &context));
+            let parsed = format!(
+                "{:?}",
+                router.route_parsed(message, message.as_bytes(), &context)
+            );
+            assert_eq!(routed, parsed, "{fixture:?}: {message}");
+            let short = router.route_plain_call(message, &context).is_some();
+            let tool = if message.contains("needs_sampling") {
+                "needs_sampling"
+            } else {
+                "echo"
+            };
+            let expected = *plain && router.catalog().tool_index(tool).is_some();
+            assert_eq!(short, expected, "{fixture:?}: {message}");
+        }
+    }
+}
