@@ -67,6 +67,11 @@
 //!     becomes [`Decision::Invoke`]. Argument validation against the input
 //!     schema belongs to the handler layer and fails as an `isError` result.
 //!
+//! The common call (a plain `tools/call` on stdio: exactly the two envelope
+//! keys, `name` and `arguments`) is invoked from typed fields without building
+//! a `Value` tree for the envelope; any other message, and any such call a
+//! rung would refuse, walks the ladder above from a full parse.
+//!
 //! # HTTP status policy
 //!
 //! `-32601` → 404; `-32700`, `-32600`, `-32020`, `-32021`, `-32022` and an
@@ -1343,13 +1348,18 @@ fn finish_meta(
     mut other: Map<String, Value>,
     message: &[u8],
 ) -> Result<RequestMeta, Refusal> {
-    let client_capabilities: ClientCapabilities =
+    // `{}` (what most clients send) is the default; decoding it through the
+    // flattened `other` member buffers it, which costs a call ~1k instructions.
+    let client_capabilities: ClientCapabilities = if capabilities.is_empty() {
+        ClientCapabilities::default()
+    } else {
         serde_json::from_value(Value::Object(capabilities)).map_err(|e| {
             envelope_error(format!(
                 "_meta[{:?}] is malformed: {e}",
                 meta_keys::CLIENT_CAPABILITIES
             ))
-        })?;
+        })?
+    };
     let client_info = match other.remove(meta_keys::CLIENT_INFO) {
         None => None,
         Some(v) => Some(serde_json::from_value::<Implementation>(v).map_err(|e| {

@@ -2106,3 +2106,12 @@ fn the_plain_call_path_decides_as_the_full_parse() {
         }
     }
 }
+
+/// `finish_meta` takes empty client capabilities as the default without
+/// decoding them: the two must be the same value.
+#[test]
+fn empty_client_capabilities_decode_as_the_default() {
+    let decoded: crate::wire::ClientCapabilities =
+        serde_json::from_value(json!({})).expect("{} decodes");
+    assert_eq!(decoded, crate::wire::ClientCapabilities::default());
+}
