@@ -4,6 +4,9 @@
 use http::HeaderMap;
 use http::header::{ACCEPT, CONTENT_TYPE};
 
+/// The `Accept` value the MCP specification tells clients to send.
+const COMMON_ACCEPT: &[u8] = b"application/json, text/event-stream";
+
 /// The response media types a request accepts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Accepts {
@@ -29,38 +32,51 @@ impl Accepts {
             sse: false,
         };
         for value in values {
-            let Ok(value) = value.to_str() else { continue };
-            for range in value.split(',') {
-                let mut parts = range.split(';');
-                let media = parts.next().unwrap_or_default().trim();
-                let refused = parts.any(|p| {
-                    p.trim()
-                        .split_once('=')
-                        .is_some_and(|(k, v)| k.trim().eq_ignore_ascii_case("q") && is_zero(v))
-                });
-                if refused {
-                    continue;
-                }
-                let Some((kind, sub)) = media.split_once('/') else {
-                    continue;
-                };
-                let (kind, sub) = (kind.trim(), sub.trim());
-                let any_sub = sub == "*";
-                if kind == "*" && any_sub {
-                    accepts.json = true;
-                    accepts.sse = true;
-                } else if kind.eq_ignore_ascii_case("application")
-                    && (any_sub || sub.eq_ignore_ascii_case("json"))
-                {
-                    accepts.json = true;
-                } else if kind.eq_ignore_ascii_case("text")
-                    && (any_sub || sub.eq_ignore_ascii_case("event-stream"))
-                {
-                    accepts.sse = true;
-                }
+            // What MCP clients send: read without parsing, as parsing it
+            // would (a test holds the two equal).
+            if value.as_bytes() == COMMON_ACCEPT {
+                accepts.json = true;
+                accepts.sse = true;
+                continue;
+            }
+            if let Ok(value) = value.to_str() {
+                accepts.add(value);
             }
         }
         accepts
+    }
+
+    /// Adds what one `Accept` value allows.
+    fn add(&mut self, value: &str) {
+        for range in value.split(',') {
+            let mut parts = range.split(';');
+            let media = parts.next().unwrap_or_default().trim();
+            let refused = parts.any(|p| {
+                p.trim()
+                    .split_once('=')
+                    .is_some_and(|(k, v)| k.trim().eq_ignore_ascii_case("q") && is_zero(v))
+            });
+            if refused {
+                continue;
+            }
+            let Some((kind, sub)) = media.split_once('/') else {
+                continue;
+            };
+            let (kind, sub) = (kind.trim(), sub.trim());
+            let any_sub = sub == "*";
+            if kind == "*" && any_sub {
+                self.json = true;
+                self.sse = true;
+            } else if kind.eq_ignore_ascii_case("application")
+                && (any_sub || sub.eq_ignore_ascii_case("json"))
+            {
+                self.json = true;
+            } else if kind.eq_ignore_ascii_case("text")
+                && (any_sub || sub.eq_ignore_ascii_case("event-stream"))
+            {
+                self.sse = true;
+            }
+        }
     }
 
     /// Neither JSON nor SSE is acceptable: the answer is `406`.
@@ -134,6 +150,19 @@ mod tests {
             both(false, true)
         );
         assert!(accepts(&["text/plain, image/png"]).none());
+    }
+
+    #[test]
+    fn the_common_value_reads_as_parsing_it_would() {
+        let common = std::str::from_utf8(COMMON_ACCEPT).unwrap();
+        let mut parsed = both(false, false);
+        parsed.add(common);
+        assert_eq!(parsed, both(true, true));
+        assert_eq!(accepts(&[common]), parsed);
+        assert_eq!(
+            accepts(&["application/json, text/event-stream;q=0"]),
+            both(true, false)
+        );
     }
 
     #[test]

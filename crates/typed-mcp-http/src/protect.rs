@@ -180,12 +180,12 @@ impl Protection {
         let Some((name, port)) = split_host_port(host) else {
             return false;
         };
-        let name = name.to_ascii_lowercase();
-        LOOPBACK_NAMES.contains(&name.as_str())
-            || self
-                .hosts
-                .iter()
-                .any(|e| e.name == name && e.port.is_none_or(|p| Some(p) == port))
+        // Compared without case, as the lower-cased name would be (entries
+        // are stored lower-case), without allocating it.
+        LOOPBACK_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+            || self.hosts.iter().any(|e| {
+                e.name.eq_ignore_ascii_case(name) && e.port.is_none_or(|p| Some(p) == port)
+            })
     }
 
     fn origin_allowed(&self, origin: &str) -> bool {

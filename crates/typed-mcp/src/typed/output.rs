@@ -1,14 +1,15 @@
 //! The return type decides the reply: how a typed tool's value becomes a
 //! `CallToolResult`, and the output schema that goes with it.
 
+use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::{Value, json};
-use typed_mcp_core::RpcError;
 use typed_mcp_core::wire::{CallToolResult, ContentBlock};
+use typed_mcp_core::{RpcError, encode};
 
 use super::schema::{WRAPPED_RESULT_KEY, output_is_wrapped, output_schema_for};
 use crate::answer::Answer;
@@ -197,18 +198,35 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Structured<T> {
     }
 
     fn into_outcome(self, shape: &OutputShape) -> ToolReply {
-        let value = serde_json::to_value(self.0).map_err(|e| {
+        let encoding_failed = |e: serde_json::Error| {
             ToolError::Protocol(RpcError::internal(format!(
                 "the tool's result could not be encoded as JSON: {e}"
             )))
-        })?;
+        };
+        let value = into_value(self.0).map_err(encoding_failed)?;
         let value = if shape.wrapped {
             json!({ WRAPPED_RESULT_KEY: value })
         } else {
             value
         };
-        Ok(CallToolResult::structured(value).into())
+        // What `CallToolResult::structured` makes, with the text written by
+        // the library's JSON writer (the same bytes, in a fraction of the
+        // time for long strings).
+        let text = encode::to_string(&value).map_err(encoding_failed)?;
+        Ok(CallToolResult::content(vec![ContentBlock::text(text)])
+            .with_structured_content(value)
+            .into())
     }
+}
+
+/// `value` as a JSON value, as `serde_json::to_value` makes it; a `String`
+/// (a tool returning text) is moved in, not copied.
+fn into_value<T: Serialize + 'static>(value: T) -> serde_json::Result<Value> {
+    let mut value = Some(value);
+    if let Some(text) = (&mut value as &mut dyn Any).downcast_mut::<Option<String>>() {
+        return Ok(Value::String(text.take().unwrap_or_default()));
+    }
+    serde_json::to_value(value)
 }
 
 /// Content blocks (text, image, audio, links, embedded resources): no output schema.
@@ -297,7 +315,38 @@ impl<P: Output, E: std::error::Error + Send + 'static> Output for Fallible<P, E>
 
 #[cfg(test)]
 mod tests {
-    use super::variant_name;
+    use super::{Output, Structured, variant_name};
+    use crate::answer::Answer;
+    use serde_json::json;
+    use typed_mcp_core::wire::CallToolResult;
+
+    /// The reply a structured value gets, as `CallToolResult::structured`
+    /// makes it: the fast paths (a moved `String`, the library's JSON writer
+    /// for the text) must not change a byte.
+    #[track_caller]
+    fn replies_as_structured<T>(value: T, expected: serde_json::Value)
+    where
+        T: serde::Serialize + schemars::JsonSchema + Send + 'static,
+    {
+        let shape = Structured::<T>::describe();
+        let Ok(Answer::Done(reply)) = Structured(value).into_outcome(&shape) else {
+            panic!("a structured value is a done result");
+        };
+        assert_eq!(reply, CallToolResult::structured(expected));
+    }
+
+    #[test]
+    fn structured_replies_match_the_wire_constructor() {
+        let text = "a \"quoted\"\n\u{1} text é".repeat(50);
+        replies_as_structured(text.clone(), json!({ "result": text }));
+        replies_as_structured(String::new(), json!({ "result": "" }));
+        replies_as_structured(Some("x".to_owned()), json!({ "result": "x" }));
+        replies_as_structured(None::<String>, json!({ "result": null }));
+        replies_as_structured(vec![1.5, -2.0], json!({ "result": [1.5, -2.0] }));
+        let mut map = std::collections::BTreeMap::new();
+        map.insert("k\"".to_owned(), vec![true]);
+        replies_as_structured(map, json!({ "k\"": [true] }));
+    }
 
     #[test]
     fn variants_from_derived_debug() {
