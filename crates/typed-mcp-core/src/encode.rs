@@ -338,49 +338,28 @@ impl<'s, 'o> ser::Serializer for &'s mut Fast<'o> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        Compound::end(self)
-    }
+/// The four array-like compounds: every element is one value after a comma.
+macro_rules! array_compound {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Refused;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
+                self.element(value)
+            }
+            fn end(self) -> Result<(), Refused> {
+                Compound::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        Compound::end(self)
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Refused> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        Compound::end(self)
-    }
-}
+array_compound!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for Compound<'_, '_> {
     type Ok = ();
@@ -401,35 +380,27 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Refused> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        Compound::end(self)
-    }
+/// The two struct-like compounds: every field is a key and a value.
+macro_rules! struct_compound {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Refused;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Refused> {
+                self.field(key, value)
+            }
+            fn end(self) -> Result<(), Refused> {
+                Compound::end(self)
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Refused;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Refused> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<(), Refused> {
-        Compound::end(self)
-    }
-}
+struct_compound!(SerializeStruct, SerializeStructVariant);
 
 /// A map key: strings (and what `serde_json` writes as one, a `char`, a
 /// unit variant) are written here; any other key is refused, so
