@@ -44,7 +44,10 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     same(text.as_ref());
     // Every split point of the text is a word boundary of some offset.
-    let mid = text.char_indices().nth(text.chars().count() / 2).map_or(0, |(i, _)| i);
+    let mid = text
+        .char_indices()
+        .nth(text.chars().count() / 2)
+        .map_or(0, |(i, _)| i);
     let (left, right) = text.split_at(mid);
     let mut map = BTreeMap::new();
     map.insert(left, right);

@@ -15,6 +15,8 @@
 //! only for a JSON object with a string `method` and an id; `Drop` only for a
 //! message without an id, or on a session for a response; `Initialize` only
 //! for an `initialize` request; `Session` only on a session.
+//! Where the plain-call shortcut decides (a `tools/call` without headers or
+//! session), it decides exactly as the full parse does.
 
 #![no_main]
 
@@ -250,6 +252,13 @@ fuzz_target!(|data: &[u8]| {
         lists: None,
         session: session.as_ref(),
     };
+    // The plain-call shortcut decides exactly as the full parse would.
+    if let Some((plain, parsed)) = router.plain_call_beside_full_parse(message, &facts) {
+        assert_eq!(
+            plain, parsed,
+            "the plain-call path and the full parse differ"
+        );
+    }
     let decision = router.route(message, &facts);
     let reading = read(message, router.limits());
     match decision {
@@ -308,6 +317,5 @@ fuzz_target!(|data: &[u8]| {
                 serde_json::from_slice(&update.response.body).expect("an answer is JSON");
             check_id(&body, &reading);
         }
-        _ => {}
     }
 });

@@ -585,6 +585,29 @@ impl Router {
         self.route_parsed(text, message, context)
     }
 
+    /// For the router fuzz target (built with `--cfg fuzzing` only): when the
+    /// plain-call path decides `message`, its decision and the full parse's,
+    /// each as `Debug` text, which must be equal.
+    #[cfg(fuzzing)]
+    #[doc(hidden)]
+    pub fn plain_call_beside_full_parse(
+        &self,
+        message: &[u8],
+        context: &RouteContext<'_>,
+    ) -> Option<(String, String)> {
+        // What `route` checks before it tries the plain path.
+        let text = std::str::from_utf8(message).ok()?;
+        if message.len() > self.limits.max_message_bytes
+            || depth_exceeds(message, self.limits.max_depth).is_some()
+            || message.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{')
+        {
+            return None;
+        }
+        let plain = self.route_plain_call(text, context)?;
+        let parsed = self.route_parsed(text, message, context);
+        Some((format!("{plain:?}"), format!("{parsed:?}")))
+    }
+
     /// Rungs 4 onwards, from the message parsed into a `Value` tree: every
     /// message the plain-call path does not invoke comes here.
     pub(crate) fn route_parsed(
