@@ -540,14 +540,27 @@ impl Router {
 
     /// Decides what to do with one inbound message. Never panics, never does I/O.
     pub fn route(&self, message: &[u8], context: &RouteContext<'_>) -> Decision {
+        let text = match self.object_text(message) {
+            Ok(text) => text,
+            Err(refused) => return Decision::Respond(refused),
+        };
+        if let Some(call) = self.route_plain_call(text, context) {
+            return call;
+        }
+        self.route_parsed(text, message, context)
+    }
+
+    /// Rungs 1-3: within the size and depth limits, UTF-8, and one JSON
+    /// object. Its text, or the protocol error refusing it.
+    fn object_text<'m>(&self, message: &'m [u8]) -> Result<&'m str, Response> {
         if message.len() > self.limits.max_message_bytes {
-            return Decision::Respond(Response::protocol_error(
+            return Err(Response::protocol_error(
                 None,
                 oversized(message.len(), self.limits.max_message_bytes),
             ));
         }
         if let Some(depth) = depth_exceeds(message, self.limits.max_depth) {
-            return Decision::Respond(Response::protocol_error(
+            return Err(Response::protocol_error(
                 None,
                 RpcError::parse_error(format!(
                     "JSON nesting depth exceeds the limit of {} (reached {depth})",
@@ -562,7 +575,7 @@ impl Router {
         let text = match std::str::from_utf8(message) {
             Ok(text) => text,
             Err(e) => {
-                return Decision::Respond(Response::protocol_error(
+                return Err(Response::protocol_error(
                     None,
                     RpcError::parse_error(format!("invalid JSON: invalid UTF-8 ({e})")),
                 ));
@@ -577,12 +590,9 @@ impl Router {
                 ),
                 Err(e) => RpcError::parse_error(format!("invalid JSON: {e}")),
             };
-            return Decision::Respond(Response::protocol_error(None, error));
+            return Err(Response::protocol_error(None, error));
         }
-        if let Some(call) = self.route_plain_call(text, context) {
-            return call;
-        }
-        self.route_parsed(text, message, context)
+        Ok(text)
     }
 
     /// For the router fuzz target (built with `--cfg fuzzing` only): when the
@@ -595,14 +605,7 @@ impl Router {
         message: &[u8],
         context: &RouteContext<'_>,
     ) -> Option<(String, String)> {
-        // What `route` checks before it tries the plain path.
-        let text = std::str::from_utf8(message).ok()?;
-        if message.len() > self.limits.max_message_bytes
-            || depth_exceeds(message, self.limits.max_depth).is_some()
-            || message.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{')
-        {
-            return None;
-        }
+        let text = self.object_text(message).ok()?;
         let plain = self.route_plain_call(text, context)?;
         let parsed = self.route_parsed(text, message, context);
         Some((format!("{plain:?}"), format!("{parsed:?}")))
