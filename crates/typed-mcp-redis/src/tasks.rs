@@ -113,15 +113,17 @@ impl RedisTaskStore {
     }
 
     async fn beat(&self) -> redis::RedisResult<()> {
-        self.redis
-            .query(
-                redis::cmd("SET")
-                    .arg(self.alive_key(&self.runner))
-                    .arg(now_ms())
-                    .arg("PX")
-                    .arg(RUNNER_TTL.as_millis() as u64),
-            )
-            .await
+        self.redis.query(&self.beat_command()).await
+    }
+
+    /// Renews this replica's `runner:` key.
+    fn beat_command(&self) -> redis::Cmd {
+        let mut set = redis::cmd("SET");
+        set.arg(self.alive_key(&self.runner))
+            .arg(now_ms())
+            .arg("PX")
+            .arg(RUNNER_TTL.as_millis() as u64);
+        set
     }
 
     /// Fails the unfinished tasks whose replica is gone; returns how many.
@@ -284,6 +286,10 @@ impl TaskStore for RedisTaskStore {
                     .ignore();
             }
             if !record.status.is_terminal() {
+                // The runner key first: the first heartbeat runs on a task of
+                // its own, and a task recorded under a runner without one
+                // reads as orphaned to a replica starting at that moment.
+                pipeline.add_command(self.beat_command()).ignore();
                 pipeline
                     .cmd("HSET")
                     .arg(self.runners_key())
