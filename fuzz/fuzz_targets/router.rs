@@ -15,8 +15,8 @@
 //! only for a JSON object with a string `method` and an id; `Drop` only for a
 //! message without an id, or on a session for a response; `Initialize` only
 //! for an `initialize` request; `Session` only on a session.
-//! Where the plain-call shortcut decides (a `tools/call` without headers or
-//! session), it decides exactly as the full parse does.
+//! Where the plain-call shortcut decides (a `tools/call` outside a session,
+//! with or without headers), it decides exactly as the full parse does.
 
 #![no_main]
 

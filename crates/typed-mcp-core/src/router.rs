@@ -67,10 +67,11 @@
 //!     becomes [`Decision::Invoke`]. Argument validation against the input
 //!     schema belongs to the handler layer and fails as an `isError` result.
 //!
-//! The common call (a plain `tools/call` on stdio: exactly the two envelope
-//! keys, `name` and `arguments`) is invoked from typed fields without building
-//! a `Value` tree for the envelope; any other message, and any such call a
-//! rung would refuse, walks the ladder above from a full parse.
+//! The common call (a plain `tools/call`: exactly the two envelope keys,
+//! `name` and `arguments`, and over HTTP standard headers that agree with
+//! them) is invoked from typed fields without building a `Value` tree for the
+//! envelope; any other message, and any such call a rung would refuse, walks
+//! the ladder above from a full parse.
 //!
 //! # HTTP status policy
 //!
@@ -644,9 +645,10 @@ impl Router {
     }
 
     /// The common call, decided without building a `Value` tree for the
-    /// envelope: a `tools/call` on a transport without headers or session
-    /// whose params hold exactly `_meta` (exactly the protocol version and the
-    /// client capabilities), `name` and `arguments`. Parsing those into
+    /// envelope: a `tools/call` outside a legacy session whose params hold
+    /// exactly `_meta` (exactly the protocol version and the client
+    /// capabilities), `name` and `arguments`, and, over HTTP, whose standard
+    /// headers all agree with the body. Parsing those into
     /// typed fields (rather than maps keyed by SipHash) is most of what
     /// routing a call costs.
     ///
@@ -662,7 +664,10 @@ impl Router {
         text: &str,
         context: &RouteContext<'_>,
     ) -> Option<Decision> {
-        if context.headers.is_some() || context.session.is_some() {
+        // A legacy session's messages follow the dated rules. A message with
+        // headers is not legacy here: the `_meta` envelope this shape
+        // requires makes it 2026-07-28 whatever its headers say (`era`).
+        if context.session.is_some() {
             return None;
         }
         // A cheap filter, so other methods are not parsed twice.
@@ -685,9 +690,32 @@ impl Router {
             arguments,
         } = m.params;
         // Rungs 7-12 as `route_request` walks them (the envelope makes the
-        // message 2026-07-28, and there are no headers).
+        // message 2026-07-28).
         if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
             return None;
+        }
+        // Rung 16: the tool exists.
+        let index = self.catalog.tool_index(&name)?;
+        // Rungs 8, 10, 14 and 17 (HTTP): each standard header present and
+        // equal to the body. A disagreement is refused by the full parse.
+        if let Some(h) = context.headers {
+            let agree = |header: &str, body: &str| h.get(header).map(str::trim) == Some(body);
+            if !agree("mcp-protocol-version", &meta.protocol_version)
+                || !agree("mcp-method", methods::TOOLS_CALL)
+                || check_name_header(h, Some(&name)).is_err()
+            {
+                return None;
+            }
+            // `None` is `{}` here as in `tool_target`.
+            let empty = Map::new();
+            let given = arguments.as_ref().unwrap_or(&empty);
+            if self.catalog.tools[index]
+                .header_params
+                .iter()
+                .any(|param| check_param_header(h, param, given).is_err())
+            {
+                return None;
+            }
         }
         let meta = finish_meta(
             meta.protocol_version,
@@ -702,8 +730,7 @@ impl Router {
         {
             return None;
         }
-        // Rungs 15-19.
-        let index = self.catalog.tool_index(&name)?;
+        // Rung 19.
         self.check_client_capabilities(index, &meta).ok()?;
         Some(Decision::Invoke(Box::new(Call {
             id,
@@ -984,7 +1011,7 @@ impl Router {
                 _ => None,
             };
             if let Some(key) = key {
-                check_name_header(h, params.get(key))?;
+                check_name_header(h, params.get(key).and_then(Value::as_str))?;
             }
         }
         if let Some(index) = self.extension_index(method) {
@@ -1523,12 +1550,14 @@ pub fn decode_header_value(raw: &str) -> Result<String, String> {
     Ok(value.to_owned())
 }
 
-fn check_name_header(headers: &dyn Headers, body: Option<&Value>) -> Result<(), Refusal> {
+/// Rung 14: `Mcp-Name` present and equal to the body's name or URI (`body`,
+/// `None` when the body has no such string).
+fn check_name_header(headers: &dyn Headers, body: Option<&str>) -> Result<(), Refusal> {
     let raw = headers
         .get("mcp-name")
         .ok_or_else(|| header_error("the Mcp-Name header is required for this method"))?;
     let value = decode_header_value(raw).map_err(header_error)?;
-    match body.and_then(Value::as_str) {
+    match body {
         Some(body) if body == value => Ok(()),
         Some(body) => Err(header_error(format!(
             "Mcp-Name header {value:?} does not match the body's {body:?}"

@@ -62,7 +62,9 @@ impl ExtensionMethod {
         params: &Map<String, Value>,
     ) -> Result<(), Refusal> {
         match (headers, &self.name_param) {
-            (Some(h), Some(member)) => check_name_header(h, params.get(member.as_str())),
+            (Some(h), Some(member)) => {
+                check_name_header(h, params.get(member.as_str()).and_then(Value::as_str))
+            }
             _ => Ok(()),
         }
     }

@@ -2107,6 +2107,137 @@ fn the_plain_call_path_decides_as_the_full_parse() {
     }
 }
 
+/// Over HTTP the plain-call path takes a call only when every standard header
+/// agrees with the body; each disagreement is left to the full parse, which
+/// refuses it, and every message is decided as the full parse decides it.
+#[test]
+fn the_plain_call_path_with_headers_decides_as_the_full_parse() {
+    let env = format!(
+        r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{VERSION}","io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+    );
+    let call = |name: &str, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{{env},"name":"{name}","arguments":{arguments}}}}}"#
+        )
+    };
+    let echo = call("echo", r#"{"text":"hi"}"#);
+    let regional = call(
+        "regional",
+        r#"{"region":"eu-west","count":3,"options":{"zone":"b"}}"#,
+    );
+    let echo_headers = |extra: &[(&str, &str)]| {
+        let mut h = named_headers("tools/call", "echo");
+        h.extend(headers(extra));
+        h
+    };
+    let without = |h: Headers, name: &str| -> Headers {
+        h.into_iter()
+            .filter(|(n, _)| !n.eq_ignore_ascii_case(name))
+            .collect()
+    };
+    let with_value = |h: Headers, name: &str, value: &str| -> Headers {
+        let mut h = without(h, name);
+        h.push((name.to_owned(), value.to_owned()));
+        h
+    };
+    let regional_short = call("regional", r#"{"region":"eu-west","count":3}"#);
+    let regional_agreeing = regional_headers(&[
+        ("Mcp-Param-Region", "eu-west"),
+        ("Mcp-Param-Count", "3"),
+        ("Mcp-Param-Zone", "b"),
+    ]);
+    // (message, headers, whether the short path takes it)
+    let cases: Vec<(&str, Headers, bool)> = vec![
+        (&echo, echo_headers(&[]), true),
+        (&echo, echo_headers(&[("Mcp-Session-Id", "s-1")]), true),
+        (
+            &echo,
+            with_value(echo_headers(&[]), "Mcp-Method", " tools/call "),
+            true,
+        ),
+        (
+            &echo,
+            with_value(echo_headers(&[]), "Mcp-Name", "=?base64?ZWNobw==?="),
+            true,
+        ),
+        (&regional, regional_agreeing.clone(), true),
+        (
+            &regional,
+            with_value(regional_agreeing.clone(), "Mcp-Param-Count", "3.0"),
+            true,
+        ),
+        // Everything below is decided by the full parse.
+        (&echo, without(echo_headers(&[]), "Mcp-Name"), false),
+        (
+            &echo,
+            with_value(echo_headers(&[]), "Mcp-Name", "ECHO"),
+            false,
+        ),
+        (
+            &echo,
+            with_value(echo_headers(&[]), "Mcp-Name", "=?base64?!!?="),
+            false,
+        ),
+        (&echo, without(echo_headers(&[]), "Mcp-Method"), false),
+        (
+            &echo,
+            with_value(echo_headers(&[]), "Mcp-Method", "tools/list"),
+            false,
+        ),
+        (
+            &echo,
+            without(echo_headers(&[]), "MCP-Protocol-Version"),
+            false,
+        ),
+        (
+            &echo,
+            with_value(echo_headers(&[]), "MCP-Protocol-Version", "2025-11-25"),
+            false,
+        ),
+        (
+            &regional,
+            with_value(regional_agreeing.clone(), "Mcp-Param-Region", "us-east"),
+            false,
+        ),
+        (
+            &regional,
+            without(regional_agreeing.clone(), "Mcp-Param-Zone"),
+            false,
+        ),
+        (&regional_short, regional_agreeing.clone(), false),
+        (&echo, regional_agreeing.clone(), false),
+    ];
+    for fixture in FIXTURES {
+        let router = router(fixture);
+        for (message, h, plain) in &cases {
+            let context = RouteContext {
+                headers: Some(h),
+                ..RouteContext::NONE
+            };
+            let routed = format!("{:?}", router.route(message.as_bytes(), &context));
+            let parsed = format!(
+                "{:?}",
+                router.route_parsed(message, message.as_bytes(), &context)
+            );
+            assert_eq!(routed, parsed, "{fixture:?}: {message} with {h:?}");
+            let short = router.route_plain_call(message, &context).is_some();
+            let tool = if message.contains("regional") {
+                "regional"
+            } else {
+                "echo"
+            };
+            let expected = *plain && router.catalog().tool_index(tool).is_some();
+            assert_eq!(short, expected, "{fixture:?}: {message} with {h:?}");
+            if expected {
+                assert!(
+                    routed.starts_with("Invoke"),
+                    "{fixture:?}: {message} with {h:?} -> {routed}"
+                );
+            }
+        }
+    }
+}
+
 /// `finish_meta` takes empty client capabilities as the default without
 /// decoding them: the two must be the same value.
 #[test]
