@@ -264,10 +264,12 @@ pub enum Dropped {
 pub struct RequestMeta {
     /// The protocol revision the request is written in.
     pub protocol_version: String,
-    /// The client's capabilities for this request only.
-    pub client_capabilities: ClientCapabilities,
+    /// The client's capabilities for this request only. (Boxed, as is
+    /// `client_info`: inline they made every call's allocations too large for
+    /// the allocator's fast per-thread caches.)
+    pub client_capabilities: Box<ClientCapabilities>,
     /// The client's self-reported identity: for display, never for decisions.
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Box<Implementation>>,
     /// The level at and above which `notifications/message` may be sent.
     pub log_level: Option<LoggingLevel>,
     /// The token `notifications/progress` must echo.
@@ -1403,8 +1405,8 @@ fn finish_meta(
 ) -> Result<RequestMeta, Refusal> {
     // `{}` (what most clients send) is the default; decoding it through the
     // flattened `other` member buffers it, which costs a call ~1k instructions.
-    let client_capabilities: ClientCapabilities = if capabilities.is_empty() {
-        ClientCapabilities::default()
+    let client_capabilities: Box<ClientCapabilities> = if capabilities.is_empty() {
+        Box::default()
     } else {
         serde_json::from_value(Value::Object(capabilities)).map_err(|e| {
             envelope_error(format!(
@@ -1415,12 +1417,14 @@ fn finish_meta(
     };
     let client_info = match other.remove(meta_keys::CLIENT_INFO) {
         None => None,
-        Some(v) => Some(serde_json::from_value::<Implementation>(v).map_err(|e| {
-            envelope_error(format!(
-                "_meta[{:?}] is malformed: {e}",
-                meta_keys::CLIENT_INFO
-            ))
-        })?),
+        Some(v) => Some(
+            serde_json::from_value::<Box<Implementation>>(v).map_err(|e| {
+                envelope_error(format!(
+                    "_meta[{:?}] is malformed: {e}",
+                    meta_keys::CLIENT_INFO
+                ))
+            })?,
+        ),
     };
     let log_level = match other.remove(meta_keys::LOG_LEVEL) {
         None => None,

@@ -602,7 +602,7 @@ impl ToolContext {
     /// The client's self-reported identity: for display and logs, never for
     /// security decisions.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.meta.client_info.as_ref()
+        self.inner.meta.client_info.as_deref()
     }
 
     /// True once the client cancelled the call (or its transport went away).

@@ -170,8 +170,8 @@ impl Router {
             Some(_) => return Err(params_error("params._meta must be an object")),
         };
         let mut meta = finish_meta(version.to_owned(), Map::new(), other, message)?;
-        meta.client_capabilities = facts.client_capabilities.clone();
-        meta.client_info.clone_from(&facts.client_info);
+        meta.client_capabilities = Box::new(facts.client_capabilities.clone());
+        meta.client_info = facts.client_info.clone().map(Box::new);
         meta.log_level = facts.log_level;
         seen.traceparent.clone_from(&meta.traceparent);
         seen.tracestate.clone_from(&meta.tracestate);
