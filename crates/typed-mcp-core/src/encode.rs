@@ -564,6 +564,18 @@ fn flags(word: u64) -> u64 {
     control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')))
 }
 
+/// False only when no byte of `bytes` needs an escape: whole words, then the
+/// last eight bytes as one word (overlapping ones already checked); a string
+/// shorter than a word byte by byte.
+fn may_need_escape(bytes: &[u8]) -> bool {
+    let len = bytes.len();
+    if len < 8 {
+        return bytes.iter().any(|&b| ESCAPE[usize::from(b)] != 0);
+    }
+    let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
+    (0..len / 8).any(|k| flags(word(k * 8)) != 0) || flags(word(len - 8)) != 0
+}
+
 /// Appends `s` as a JSON string, quotes included, escaped as `serde_json`
 /// escapes it. Runs without an escape are found eight bytes at a time and
 /// copied whole, so a long string costs little more than a copy.
@@ -572,6 +584,13 @@ fn escape_str(out: &mut Vec<u8>, s: &str) {
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);
     out.push(b'"');
+    // Most strings (every key, most values) hold nothing to escape: copied
+    // whole once a scan finds none, without the per-byte walk of a tail.
+    if !may_need_escape(bytes) {
+        out.extend_from_slice(bytes);
+        out.push(b'"');
+        return;
+    }
     let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"));
     let mut run = 0;
     let mut i = 0;
