@@ -1,6 +1,7 @@
 //! Request ids and progress tokens: a string or an integer, echoed exactly.
 
 use std::fmt;
+use std::sync::Arc;
 
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
@@ -10,13 +11,15 @@ use serde_json::value::RawValue;
 /// A JSON-RPC request id: a string or an integer, never `null`.
 ///
 /// Integers are kept as their decimal text, so an id wider than 64 bits is echoed
-/// digit for digit rather than rounded through a float.
+/// digit for digit rather than rounded through a float. Either text is shared:
+/// a call's id is cloned into its context, its receipt and its answer, and a
+/// clone costs no allocation.
 #[derive(Clone)]
 pub enum RequestId {
     /// An integer id, held as its canonical JSON text (e.g. `"1712345678901"`).
-    Integer(Box<RawValue>),
+    Integer(Arc<RawValue>),
     /// A string id.
-    String(String),
+    String(Arc<str>),
 }
 
 /// A progress token has the same shape and echo rule as a request id.
@@ -30,7 +33,7 @@ impl RequestId {
         match text.as_bytes().first()? {
             b'"' => serde_json::from_str::<String>(text)
                 .ok()
-                .map(RequestId::String),
+                .map(RequestId::from),
             b'-' | b'0'..=b'9' => integer_from_text(text),
             _ => None,
         }
@@ -40,7 +43,7 @@ impl RequestId {
     /// an integer.
     pub fn from_value(value: &Value) -> Option<RequestId> {
         match value {
-            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::String(s) => Some(RequestId::from(s.as_str())),
             Value::Number(n) if n.is_i64() || n.is_u64() => integer_from_text(&n.to_string()),
             _ => None,
         }
@@ -54,7 +57,7 @@ impl RequestId {
     /// The id as a JSON value (an integer wider than 64 bits becomes a float).
     pub fn to_value(&self) -> Value {
         match self {
-            RequestId::String(s) => Value::String(s.clone()),
+            RequestId::String(s) => Value::String(s.to_string()),
             RequestId::Integer(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
         }
     }
@@ -78,7 +81,7 @@ fn integer_from_text(text: &str) -> Option<RequestId> {
     }
     RawValue::from_string(text.to_owned())
         .ok()
-        .map(RequestId::Integer)
+        .map(|raw| RequestId::Integer(raw.into()))
 }
 
 impl PartialEq for RequestId {
@@ -97,7 +100,7 @@ impl std::hash::Hash for RequestId {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         match self {
             RequestId::Integer(raw) => (0u8, raw.get()).hash(state),
-            RequestId::String(s) => (1u8, s.as_str()).hash(state),
+            RequestId::String(s) => (1u8, &**s).hash(state),
         }
     }
 }
@@ -125,20 +128,20 @@ impl From<i64> for RequestId {
 
 impl From<&str> for RequestId {
     fn from(s: &str) -> Self {
-        RequestId::String(s.to_owned())
+        RequestId::String(s.into())
     }
 }
 
 impl From<String> for RequestId {
     fn from(s: String) -> Self {
-        RequestId::String(s)
+        RequestId::String(s.into())
     }
 }
 
 impl Serialize for RequestId {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
-            RequestId::Integer(raw) => raw.serialize(serializer),
+            RequestId::Integer(raw) => (**raw).serialize(serializer),
             RequestId::String(s) => serializer.serialize_str(s),
         }
     }
@@ -153,10 +156,10 @@ impl<'de> Deserialize<'de> for RequestId {
                 f.write_str("a string or an integer")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RequestId, E> {
-                Ok(RequestId::String(v.to_owned()))
+                Ok(RequestId::from(v))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<RequestId, E> {
-                Ok(RequestId::String(v))
+                Ok(RequestId::from(v))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<RequestId, E> {
                 Ok(RequestId::integer(v))

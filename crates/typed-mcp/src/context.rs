@@ -276,7 +276,7 @@ impl ToolContext {
     pub fn empty() -> ToolContext {
         let (outbox, _) = Outbox::channel();
         let mut ctx = ToolContext::new(
-            RequestId::String(String::new()),
+            RequestId::from(""),
             RequestMeta::default(),
             CancellationToken::new(),
             outbox,

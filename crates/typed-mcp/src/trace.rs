@@ -513,7 +513,7 @@ pub(crate) fn request_span(
         _ => (None, None, Some(name)),
     };
     let request_id = match request_id {
-        RequestId::String(s) => s.as_str(),
+        RequestId::String(s) => s,
         RequestId::Integer(raw) => raw.get(),
     };
     // The field list is spelled twice because `otel.*` fields only mean
