@@ -2088,22 +2088,41 @@ fn the_plain_call_path_decides_as_the_full_parse() {
     for fixture in FIXTURES {
         let router = router(fixture);
         for (message, plain) in &cases {
-            let context = RouteContext::NONE;
-            let routed = format!("{:?}", router.route(message.as_bytes(), &context));
-            let parsed = format!(
-                "{:?}",
-                router.route_parsed(message, message.as_bytes(), &context)
-            );
-            assert_eq!(routed, parsed, "{fixture:?}: {message}");
-            let short = router.route_plain_call(message, &context).is_some();
             let tool = if message.contains("needs_sampling") {
                 "needs_sampling"
             } else {
                 "echo"
             };
-            let expected = *plain && router.catalog().tool_index(tool).is_some();
-            assert_eq!(short, expected, "{fixture:?}: {message}");
+            let plain = *plain && router.catalog().tool_index(tool).is_some();
+            let case = format!("{fixture:?}");
+            decides_as_the_full_parse(&router, message, &RouteContext::NONE, plain, &case);
         }
+    }
+}
+
+/// `message` is decided by `route` as by the full parse, and the plain-call
+/// path takes it exactly when `plain` (then to invoke it); `case` names the
+/// fixture and context in a failure.
+fn decides_as_the_full_parse(
+    router: &Router,
+    message: &str,
+    context: &RouteContext<'_>,
+    plain: bool,
+    case: &str,
+) {
+    let routed = format!("{:?}", router.route(message.as_bytes(), context));
+    let parsed = format!(
+        "{:?}",
+        router.route_parsed(message, message.as_bytes(), context)
+    );
+    assert_eq!(routed, parsed, "{case}: {message}");
+    let short = router.route_plain_call(message, context).is_some();
+    assert_eq!(short, plain, "{case}: {message}");
+    if plain {
+        assert!(
+            routed.starts_with("Invoke"),
+            "{case}: {message} -> {routed}"
+        );
     }
 }
 
@@ -2214,26 +2233,14 @@ fn the_plain_call_path_with_headers_decides_as_the_full_parse() {
                 headers: Some(h),
                 ..RouteContext::NONE
             };
-            let routed = format!("{:?}", router.route(message.as_bytes(), &context));
-            let parsed = format!(
-                "{:?}",
-                router.route_parsed(message, message.as_bytes(), &context)
-            );
-            assert_eq!(routed, parsed, "{fixture:?}: {message} with {h:?}");
-            let short = router.route_plain_call(message, &context).is_some();
             let tool = if message.contains("regional") {
                 "regional"
             } else {
                 "echo"
             };
-            let expected = *plain && router.catalog().tool_index(tool).is_some();
-            assert_eq!(short, expected, "{fixture:?}: {message} with {h:?}");
-            if expected {
-                assert!(
-                    routed.starts_with("Invoke"),
-                    "{fixture:?}: {message} with {h:?} -> {routed}"
-                );
-            }
+            let plain = *plain && router.catalog().tool_index(tool).is_some();
+            let case = format!("{fixture:?} with {h:?}");
+            decides_as_the_full_parse(&router, message, &context, plain, &case);
         }
     }
 }
