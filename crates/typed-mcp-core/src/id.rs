@@ -12,7 +12,7 @@ use serde_json::value::RawValue;
 ///
 /// Integers are kept as their decimal text, so an id wider than 64 bits is echoed
 /// digit for digit rather than rounded through a float. Either text is shared:
-/// a call's id is cloned into its context, its receipt and its answer, and a
+/// a call's id is cloned several times on its way through the pipeline, and a
 /// clone costs no allocation.
 #[derive(Clone)]
 pub enum RequestId {
