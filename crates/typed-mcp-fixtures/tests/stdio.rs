@@ -693,6 +693,75 @@ fn end_of_stdin_waits_for_calls_in_flight_then_exits_zero() {
     );
 }
 
+/// A pipe is read and written on the runtime; anything else by the reader
+/// and writer threads. Files for stdin and stdout take the threads: every
+/// request is answered once (calls run at once, so in any order), and end of
+/// file exits 0.
+#[test]
+fn files_for_stdin_and_stdout_are_served_and_end_of_file_exits_zero() {
+    let dir = std::env::temp_dir().join(format!("typed-mcp-stdio-files-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let requests = dir.join("requests.jsonl");
+    let answers = dir.join("answers.jsonl");
+    let lines: String = (1..=300)
+        .map(|id| tool_call_line(id, "echo", json!({"text": format!("line {id}")})))
+        .collect();
+    std::fs::write(&requests, lines).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stdio-fixture"))
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stdout(std::fs::File::create(&answers).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn stdio-fixture");
+    let status = wait_within(&mut child, TIMEOUT);
+    let written = std::fs::read_to_string(&answers).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(status.code(), Some(0));
+    let messages: Vec<Value> = written.lines().map(protocol_message).collect();
+    assert_eq!(messages.len(), 300, "{written}");
+    let ids: BTreeSet<i64> = messages
+        .iter()
+        .map(|message| {
+            let id = message["id"].as_i64().expect("an integer id");
+            assert_eq!(tool_text(message, id), format!("line {id}"));
+            id
+        })
+        .collect();
+    assert_eq!(ids, (1..=300).collect());
+}
+
+/// A server stopped by its shutdown (here SIGTERM) exits although the client
+/// keeps stdin open: the pipe's reader waits on the runtime, not in a
+/// blocking read.
+#[test]
+fn sigterm_stops_a_server_whose_client_keeps_stdin_open() {
+    let mut fx = Fixture::spawn(&["--stop-on-terminate"]);
+    fx.send(tool_call_line(1, "echo", json!({"text": "before"})));
+    assert_eq!(tool_text(&fx.next_message(), 1), "before");
+    let signalled = Command::new("kill")
+        .args(["-TERM", &fx.child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(signalled.success());
+    let status = wait_within(&mut fx.child, TIMEOUT);
+    assert_eq!(status.code(), Some(0), "stderr:\n{}", fx.stderr_tail());
+}
+
+/// The child's exit status; fails the test (killing the child) after `limit`.
+fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for stdio-fixture") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("stdio-fixture did not exit within {limit:?}");
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
 // ---------------------------------------------------------------------------
 // 7. Cancellation
 // ---------------------------------------------------------------------------

@@ -358,6 +358,22 @@ impl Inbox {
         }
     }
 
+    /// The next message if one is queued now; `None` when none is, or once
+    /// the stream ended.
+    pub fn try_recv(&mut self) -> Option<Outgoing> {
+        if self.ended {
+            return None;
+        }
+        match self.rx.try_recv() {
+            Ok(Item::Out(out)) => Some(out),
+            Ok(Item::End) | Err(mpsc::error::TryRecvError::Disconnected) => {
+                self.ended = true;
+                None
+            }
+            Err(mpsc::error::TryRecvError::Empty) => None,
+        }
+    }
+
     /// True when nothing is queued now.
     pub fn is_empty(&self) -> bool {
         self.rx.is_empty()

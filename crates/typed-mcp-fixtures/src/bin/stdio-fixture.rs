@@ -38,6 +38,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+use typed_mcp::transport::Shutdown;
 use typed_mcp::wire::CallToolResult;
 use typed_mcp::{Server, ServerBuilder, ToolError, declare::ToolDecl, wire::RequestId};
 
@@ -340,7 +341,7 @@ fn child_stdin_kind() -> ToolDecl {
 
 const USAGE: &str = "usage: stdio-fixture [--max-concurrent N] [--max-message-bytes N] [--max-depth N] \
 [--receipts PATH] [--max-pending N] [--max-pending-bytes N] [--queue-timeout-ms N] \
-[--drain-timeout-ms N] [--timeout-ms N] [--secret VALUE]...";
+[--drain-timeout-ms N] [--timeout-ms N] [--secret VALUE]... [--stop-on-terminate]";
 
 fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
     let mut args = std::env::args().skip(1);
@@ -361,6 +362,10 @@ fn configure(mut builder: ServerBuilder) -> Result<ServerBuilder, String> {
             let sink = typed_mcp::receipt::JsonLinesSink::create(&path)
                 .map_err(|e| format!("cannot open {path}: {e}"))?;
             builder = builder.receipt_sink(sink);
+            continue;
+        }
+        // Read by `main`.
+        if flag == "--stop-on-terminate" {
             continue;
         }
         if flag == "--secret" {
@@ -429,7 +434,15 @@ async fn main() -> ExitCode {
         }
     };
     eprintln!("stdio-fixture: serving on stdin/stdout");
-    match server.serve_stdio().await {
+    let served = if std::env::args().any(|arg| arg == "--stop-on-terminate") {
+        match Shutdown::on_terminate() {
+            Ok(shutdown) => server.serve_stdio_until(shutdown).await,
+            Err(e) => Err(e),
+        }
+    } else {
+        server.serve_stdio().await
+    };
+    match served {
         Ok(()) => {
             eprintln!("stdio-fixture: end of input, exiting");
             ExitCode::SUCCESS

@@ -1,10 +1,15 @@
 //! The stdio transport: newline-delimited JSON-RPC on stdin and stdout.
 //!
-//! Framing lives in `framing`, the fd-1 guard in `redirect`; this module drives
-//! them: one task reads and routes, calls run as tasks, and one thread writes.
+//! Framing lives in `framing`, the fd-1 guard in `redirect`, non-blocking
+//! pipes in `pipe`; this module drives them: one task reads and routes, calls
+//! run as tasks, and a writer drains the outbox. Over pipes (how clients launch
+//! servers) everything runs on the runtime; other streams are read and written
+//! by threads of their own.
 
 mod framing;
 mod input;
+#[cfg(unix)]
+mod pipe;
 #[cfg(unix)]
 mod redirect;
 
@@ -12,7 +17,7 @@ use std::io::{self, BufWriter, Write};
 use std::pin::pin;
 
 use futures_util::future::{Either, select};
-use tokio::io::{AsyncRead, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use typed_mcp_core::router::oversized_answer;
 
 use crate::server::Server;
@@ -31,12 +36,15 @@ impl Server {
     /// once the [`drain_timeout`](crate::ServerBuilder::drain_timeout) passed
     /// and the rest were cancelled; a read or write failure returns the error.
     ///
-    /// Any tokio runtime works. A current-thread runtime
+    /// Any tokio runtime with its IO and time drivers works (`#[tokio::main]`,
+    /// or a builder's `enable_all()`). A current-thread runtime
     /// (`#[tokio::main(flavor = "current_thread")]`) is the cheapest for stdio:
     /// the measured CPU per call is about half that of the multi-thread default,
     /// and [`blocking`](crate::blocking) work still runs off the executor.
-    /// Stdin is read on a thread of its own, so a server stopped by a
-    /// [`Shutdown`] while the client keeps its end open still exits. (A
+    /// On unix, pipes (how clients launch servers) are read and written on the
+    /// runtime, without blocking it; a file, a terminal or a runtime without
+    /// IO is served by a reader and a writer thread. Either way a server stopped
+    /// by a [`Shutdown`] while the client keeps its end open still exits. (A
     /// blocking handler still running when `main` returns keeps the runtime
     /// from shutting down: end such a process with `std::process::exit`.)
     pub async fn serve_stdio(self) -> io::Result<()> {
@@ -49,8 +57,15 @@ impl Server {
         #[cfg(unix)]
         {
             let (guard, streams) = redirect::StdioRedirect::install()?;
-            let input = input::ThreadReader::spawn(streams.input)?;
-            let result = self.serve_io_until(input, streams.output, shutdown).await;
+            let input: Box<dyn AsyncRead + Unpin + Send> = match pipe::reader(&streams.input) {
+                Some(pipe) => Box::new(pipe),
+                None => Box::new(input::ThreadReader::spawn(streams.input)?),
+            };
+            let writer = match pipe::writer(&streams.output) {
+                Some(pipe) => Writer::task(pipe),
+                None => Writer::thread(streams.output),
+            };
+            let result = self.serve_lines(input, writer, shutdown).await;
             drop(guard);
             result
         }
@@ -84,11 +99,19 @@ impl Server {
         R: AsyncRead + Unpin,
         W: Write + Send + 'static,
     {
+        self.serve_lines(input, Writer::thread(output), shutdown)
+            .await
+    }
+
+    async fn serve_lines<R: AsyncRead + Unpin>(
+        self,
+        input: R,
+        writer: Writer,
+        shutdown: Shutdown,
+    ) -> io::Result<()> {
         let max = self.limits().max_message_bytes;
         let (outbox, inbox) = Outbox::channel();
-        let writer = std::thread::Builder::new()
-            .name("typed-mcp-stdout".into())
-            .spawn(move || write_loop(output, inbox))?;
+        let writer = writer.start(inbox)?;
         let connection = Connection::new(self);
         // A dated client's session lives as long as the pipe: its
         // server-initiated messages (resource updates) share stdout.
@@ -127,12 +150,104 @@ impl Server {
         // The writer stops once what was queued is written, even if a handler
         // still holds a context (and so a clone of the outbox).
         outbox.end();
-        let write_result = tokio::task::spawn_blocking(move || writer.join())
-            .await
-            .map_err(io::Error::other)?
-            .map_err(|_| io::Error::other("the stdout writer thread panicked"))?;
+        let write_result = writer.join().await;
         read_result.and(write_result)
     }
+}
+
+/// How the output stream will be written.
+enum Writer {
+    /// By a thread of its own: any `Write` (a file, a terminal, a buffer).
+    Thread(Box<dyn FnOnce(Inbox) -> io::Result<()> + Send>),
+    /// By a task on the runtime: a non-blocking pipe.
+    Task(Box<dyn FnOnce(Inbox) -> tokio::task::JoinHandle<io::Result<()>> + Send>),
+}
+
+/// The writer, running.
+enum Writing {
+    Thread(std::thread::JoinHandle<io::Result<()>>),
+    Task(tokio::task::JoinHandle<io::Result<()>>),
+}
+
+impl Writer {
+    fn thread<W: Write + Send + 'static>(output: W) -> Writer {
+        Writer::Thread(Box::new(move |inbox| write_loop(output, inbox)))
+    }
+
+    // Only unix has the non-blocking pipes.
+    #[cfg_attr(not(unix), allow(dead_code))]
+    fn task<W: AsyncWrite + Unpin + Send + 'static>(output: W) -> Writer {
+        Writer::Task(Box::new(move |inbox| {
+            tokio::spawn(write_task(output, inbox))
+        }))
+    }
+
+    fn start(self, inbox: Inbox) -> io::Result<Writing> {
+        Ok(match self {
+            Writer::Thread(run) => Writing::Thread(
+                std::thread::Builder::new()
+                    .name("typed-mcp-stdout".into())
+                    .spawn(move || run(inbox))?,
+            ),
+            Writer::Task(spawn) => Writing::Task(spawn(inbox)),
+        })
+    }
+}
+
+impl Writing {
+    fn is_finished(&self) -> bool {
+        match self {
+            Writing::Thread(thread) => thread.is_finished(),
+            Writing::Task(task) => task.is_finished(),
+        }
+    }
+
+    async fn join(self) -> io::Result<()> {
+        match self {
+            Writing::Thread(thread) => tokio::task::spawn_blocking(move || thread.join())
+                .await
+                .map_err(io::Error::other)?
+                .map_err(|_| io::Error::other("the stdout writer thread panicked"))?,
+            Writing::Task(task) => task
+                .await
+                .map_err(|_| io::Error::other("the stdout writer task panicked"))?,
+        }
+    }
+}
+
+/// What the task writer gathers before it writes; a larger message is written
+/// from where it lies.
+const BATCH: usize = 64 * 1024;
+
+/// Writes every message queued in one write, as soon as the first arrives:
+/// batches under load, prompt when idle.
+async fn write_task<W: AsyncWrite + Unpin>(mut output: W, mut inbox: Inbox) -> io::Result<()> {
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Some(first) = inbox.recv().await {
+        let mut next = Some(first);
+        while let Some(message) = next {
+            let body = message.body();
+            if batch.len() + body.len() + 1 > BATCH && !batch.is_empty() {
+                output.write_all(&batch).await?;
+                batch.clear();
+            }
+            if body.len() + 1 > BATCH {
+                output.write_all(body).await?;
+                output.write_all(b"\n").await?;
+            } else {
+                batch.extend_from_slice(body);
+                batch.push(b'\n');
+            }
+            // The message's room in the outbox frees once it is in the batch.
+            drop(message);
+            next = inbox.try_recv();
+        }
+        if !batch.is_empty() {
+            output.write_all(&batch).await?;
+            batch.clear();
+        }
+    }
+    output.flush().await
 }
 
 fn write_loop<W: Write>(output: W, mut inbox: Inbox) -> io::Result<()> {
