@@ -347,13 +347,18 @@ impl Connection {
             notifies,
         } = admitted;
         let id = call.id.clone();
-        let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+        let cancelled = cancel.clone();
         let entry = Running {
             cancel: cancel.clone(),
             abort: None,
             listen,
         };
-        let Ok(generation) = in_flight.register(id.clone(), entry) else {
+        let Ok(generation) = self
+            .in_flight
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .register(id.clone(), entry)
+        else {
             return Err(Box::new(record));
         };
         let task_server = self.server.clone();
@@ -362,14 +367,12 @@ impl Connection {
         let outbox = outbox.clone();
         let token = cancel;
         let span = record.span().clone();
-        // The lock is held while spawning so the task cannot finish and look
-        // for its entry before the entry holds its abort handle.
-        // Boxed before the spawn: tokio moves a task's future into its cell
-        // and moves the cell's stage again when the task completes, so an
-        // unboxed call future (several KB: the slot wait, the context, the
-        // heartbeat, the reply's send) is copied each time; boxed, it is a
-        // pointer.
-        let handle = self.tasks.spawn(Box::pin(
+        // Boxed: tokio moves a task's future into its cell and moves the
+        // cell's stage again when the task completes, so an unboxed call
+        // future (several KB: the slot wait, the context, the heartbeat, the
+        // reply's send) would be copied each time; boxed, it is a pointer.
+        // Polled here first: a call done in its first poll is never spawned.
+        let spawned = self.tasks.run_or_spawn(Box::pin(
             async move {
                 let server = task_server;
                 let _pending = pending;
@@ -466,8 +469,17 @@ impl Connection {
             }
             .instrument(span),
         ));
-        if let Some(entry) = in_flight.entry_mut(&id, generation) {
-            entry.abort = Some(handle.abort_handle());
+        if let Some(handle) = spawned {
+            let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
+            match in_flight.entry_mut(&id, generation) {
+                Some(entry) => entry.abort = Some(handle.abort_handle()),
+                // Cancelled (from another thread) during its first poll:
+                // stopped as a cancellation stops a spawned call, by dropping
+                // its future. Without a cancellation the entry is gone because
+                // the call finished and waits to queue its answer: it runs on.
+                None if cancelled.is_cancelled() => handle.abort(),
+                None => {}
+            }
         }
         Ok(Accepted::Started { id, notifies })
     }

@@ -5,9 +5,11 @@
 //! and their proc-macro crate); a count and a `Notify` are all a drain needs.
 
 use std::future::Future;
-use std::pin::pin;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll, Waker};
 
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
@@ -38,18 +40,42 @@ impl Drop for Live {
 
 impl Tasks {
     /// Spawns `task` on the current runtime, counted until its future is dropped.
+    #[cfg(test)]
     pub(crate) fn spawn<F>(&self, task: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        // Counted before the spawn, so a drain that starts right after sees it.
+        spawn_counted(self.count(), task)
+    }
+
+    /// Counts a task before it runs or is spawned, so a drain that starts
+    /// right after sees it.
+    fn count(&self) -> Live {
         self.shared.live.fetch_add(1, Ordering::AcqRel);
-        let live = Live(self.shared.clone());
-        tokio::spawn(async move {
-            let _live = live;
-            task.await
-        })
+        Live(self.shared.clone())
+    }
+
+    /// Polls `task` once, here; spawns it (counted, as [`spawn`](Self::spawn)
+    /// does) only if it is not done yet, and returns its handle.
+    ///
+    /// Most calls finish in their first poll (a tool that does not wait):
+    /// they then cost no task, no wake-up and no hand-off, and their answer
+    /// is queued before the caller reads its next request. The first poll
+    /// wakes nobody (its waker does nothing): the spawned task is polled
+    /// anew, which registers the task's own waker wherever the future waits.
+    /// A panic in that poll ends the task as a panic in a spawned task does:
+    /// reported by the panic hook, the future dropped, the caller unharmed.
+    pub(crate) fn run_or_spawn<F>(&self, mut task: Pin<Box<F>>) -> Option<JoinHandle<()>>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        let live = self.count();
+        let mut cx = Context::from_waker(Waker::noop());
+        match catch_unwind(AssertUnwindSafe(|| task.as_mut().poll(&mut cx))) {
+            Ok(Poll::Ready(())) | Err(_) => None,
+            Ok(Poll::Pending) => Some(spawn_counted(live, task)),
+        }
     }
 
     /// The number of tasks spawned whose future has not been dropped yet.
@@ -70,6 +96,18 @@ impl Tasks {
             notified.await;
         }
     }
+}
+
+/// Spawns `task`, which stays counted by `live` until its future is dropped.
+fn spawn_counted<F>(live: Live, task: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    tokio::spawn(async move {
+        let _live = live;
+        task.await
+    })
 }
 
 #[cfg(test)]
@@ -101,6 +139,48 @@ mod tests {
             .await
             .expect("idle once the last task was aborted");
         assert_eq!(tasks.len(), 0);
+    }
+
+    #[tokio::test]
+    async fn a_task_done_in_its_first_poll_is_not_spawned_and_a_waiting_one_is() {
+        let tasks = Tasks::default();
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = ran.clone();
+        let handle = tasks.run_or_spawn(Box::pin(async move {
+            flag.store(true, std::sync::atomic::Ordering::SeqCst);
+        }));
+        assert!(handle.is_none(), "a task done at once needs no spawn");
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        assert_eq!(tasks.len(), 0);
+
+        // A task that waits is spawned and woken through its own waker: the
+        // first poll's waker (which does nothing) must not be the one kept.
+        let (release, released) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done) = tokio::sync::oneshot::channel::<()>();
+        let handle = tasks.run_or_spawn(Box::pin(async move {
+            let _ = released.await;
+            let _ = done_tx.send(());
+        }));
+        assert!(handle.is_some(), "a waiting task is spawned");
+        assert_eq!(tasks.len(), 1);
+        tokio::task::yield_now().await;
+        release.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), done)
+            .await
+            .expect("the spawned task was woken")
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), tasks.idle())
+            .await
+            .expect("idle once it finished");
+    }
+
+    #[tokio::test]
+    async fn a_panic_in_the_first_poll_leaves_the_caller_serving() {
+        let tasks = Tasks::default();
+        let handle = tasks.run_or_spawn(Box::pin(async { panic!("a handler panicked") }));
+        assert!(handle.is_none());
+        assert_eq!(tasks.len(), 0);
+        tasks.idle().await;
     }
 
     #[tokio::test]
