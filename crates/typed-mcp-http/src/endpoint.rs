@@ -291,18 +291,26 @@ impl Endpoint {
                 };
             }
         };
+        // Progress and log messages can only reach the client on an SSE
+        // stream: a call streams when it asked for them (or is a subscription).
+        let streams = (notifies && accepts.sse) || !accepts.json;
+        // Most calls are done by now (a tool that does not wait answers in
+        // its first poll): the reply is queued, and there is nothing left to
+        // cancel or to wait for.
+        let first = match inbox.try_recv() {
+            Some(reply) if reply.is_reply() && !streams => return json_reply(reply),
+            first => first,
+        };
         let mut call = RunningCall {
             drain: drain_deadline(self.shutdown.clone(), self.server.drain_timeout()),
             connection,
             id,
             armed: true,
-            first: None,
+            first,
             inbox,
             _in_use: in_use,
         };
-        // Progress and log messages can only reach the client on an SSE
-        // stream: a call streams when it asked for them (or is a subscription).
-        if (notifies && accepts.sse) || !accepts.json {
+        if streams {
             return sse(call, self.keep_alive);
         }
         // JSON: wait for the one final message. Should this future be dropped
@@ -577,7 +585,8 @@ struct RunningCall {
     id: RequestId,
     /// Still waiting for the final message.
     armed: bool,
-    /// A message taken from the inbox before the call turned into a stream.
+    /// A message taken from the inbox before the call turned into a stream
+    /// (or, for a call done at once, its reply).
     first: Option<Outgoing>,
     inbox: Inbox,
     /// The session (if any) stays in use until the call ends.
@@ -591,6 +600,9 @@ impl RunningCall {
     /// without one).
     async fn next(&mut self) -> Option<Outgoing> {
         if let Some(first) = self.first.take() {
+            if first.is_reply() {
+                self.armed = false;
+            }
             return Some(first);
         }
         if !self.armed {
