@@ -37,18 +37,28 @@ enum Direction {
     Write,
 }
 
+/// What a pipe is asked to hold: a large message then crosses it in one
+/// write, while the other side works, instead of in 64 KiB turns (Linux's
+/// default), each a wait on the reactor. Linux grants up to
+/// `/proc/sys/fs/pipe-max-size` (1 MiB by default) and allocates the pages
+/// only as they fill.
+const PIPE_BYTES: usize = 1 << 20;
+
 /// A new, non-blocking, close-on-exec description of the pipe behind `file`.
 fn reopen(file: &File, direction: Direction) -> Option<File> {
     if !file.metadata().ok()?.file_type().is_fifo() {
         return None;
     }
     // O_NONBLOCK at open also keeps a named FIFO from waiting for a peer.
-    OpenOptions::new()
+    let reopened = OpenOptions::new()
         .read(matches!(direction, Direction::Read))
         .write(matches!(direction, Direction::Write))
         .custom_flags(libc::O_NONBLOCK)
         .open(format!("/proc/self/fd/{}", file.as_raw_fd()))
-        .ok()
+        .ok()?;
+    // A refusal (a user over its pipe-pages limit) keeps the default size.
+    let _ = super::redirect::grow_pipe(reopened.as_raw_fd(), PIPE_BYTES);
+    Some(reopened)
 }
 
 /// Registers a pipe with the runtime's reactor. A runtime built without IO
@@ -120,6 +130,23 @@ mod tests {
         let mut got = [0; 7];
         read.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"answer\n");
+    }
+
+    #[test]
+    fn a_reopened_pipe_holds_a_mebibyte_where_the_system_allows_it() {
+        let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|max| max.trim().parse().ok())
+            .unwrap_or(0);
+        let (read, _write) = pipe();
+        let reopened = reopen(&read, Direction::Read).expect("a pipe");
+        let granted = super::super::redirect::grow_pipe(reopened.as_raw_fd(), PIPE_BYTES);
+        if PIPE_BYTES <= max {
+            assert!(
+                granted.is_some_and(|bytes| bytes >= PIPE_BYTES),
+                "{granted:?}"
+            );
+        }
     }
 
     #[tokio::test]

@@ -47,6 +47,16 @@ fn point(target: RawFd, source: RawFd) -> io::Result<()> {
     Ok(())
 }
 
+/// Asks the kernel to hold up to `bytes` in the pipe behind `fd`; the size it
+/// granted, or `None` when it refused (a limit of the system or the user).
+pub(crate) fn grow_pipe(fd: RawFd, bytes: usize) -> Option<usize> {
+    let bytes = libc::c_int::try_from(bytes).ok()?;
+    // SAFETY: F_SETPIPE_SZ only changes the capacity of the pipe behind an
+    // open descriptor; a descriptor that is no pipe makes it fail.
+    let granted = unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, bytes) };
+    usize::try_from(granted).ok()
+}
+
 impl StdioRedirect {
     /// Takes the protocol streams private and returns the guard with them.
     pub(crate) fn install() -> io::Result<(StdioRedirect, ProtocolStreams)> {
