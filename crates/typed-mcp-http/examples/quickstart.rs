@@ -179,10 +179,11 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn s
     let local = listener.local_addr()?;
     let shutdown = Shutdown::on_terminate()?;
     // Refuses a non-loopback address: this example has no authentication.
-    let mcp = HttpServer::new(server, local)
+    // Mounted at its path, not nested: a nested router rewrites each
+    // request's URI and routes it twice.
+    let app = HttpServer::new(server, local)
         .shutdown(shutdown.clone())
-        .into_router()?;
-    let app = axum::Router::new().nest("/mcp", mcp);
+        .mount("/mcp")?;
     eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 at http://{local}/mcp");
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.wait())

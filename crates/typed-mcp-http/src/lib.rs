@@ -22,9 +22,9 @@
 //!         )
 //!         .build()?;
 //!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
-//!     let mcp = HttpServer::new(server, listener.local_addr()?).into_router()?;
-//!     let app = axum::Router::new().nest("/mcp", mcp);
-//!     axum::serve(listener, app).await?;
+//!     // Served at /mcp; merge it into a larger app with `app.merge(mcp)`.
+//!     let mcp = HttpServer::new(server, listener.local_addr()?).mount("/mcp")?;
+//!     axum::serve(listener, mcp).await?;
 //!     Ok(())
 //! }
 //! ```
@@ -404,7 +404,9 @@ impl HttpServer {
     }
 
     /// A router serving the MCP endpoint at its root `/`, for the application
-    /// to nest where it likes (`Router::new().nest("/mcp", router)`).
+    /// to nest where it likes (`Router::new().nest("/mcp", router)`). Where
+    /// the path is fixed, [`mount`](Self::mount) serves the same for less: a
+    /// nested router rewrites each request's URI and routes it twice.
     ///
     /// # Errors
     ///

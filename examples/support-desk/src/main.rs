@@ -267,10 +267,9 @@ async fn serve_http(
         return Ok(());
     }
     // Refuses a non-loopback address: this server has no authentication.
-    let mcp = HttpServer::new(server, local)
+    let app = HttpServer::new(server, local)
         .shutdown(shutdown.clone())
-        .into_router()?;
-    let app = axum::Router::new().nest("/mcp", mcp);
+        .mount("/mcp")?;
     eprintln!("support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database})");
     axum::serve(listener, app)
         .with_graceful_shutdown(shutdown.wait())
