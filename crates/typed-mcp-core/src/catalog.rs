@@ -530,12 +530,12 @@ impl CatalogOptions {
 pub struct Catalog {
     pub(crate) server_info: Arc<Implementation>,
     pub(crate) tools: Vec<ToolEntry>,
-    pub(crate) tool_index: HashMap<String, usize>,
+    pub(crate) tool_index: foldhash::HashMap<String, usize>,
     pub(crate) resources: Vec<ResourceEntry>,
-    pub(crate) resource_index: HashMap<String, usize>,
+    pub(crate) resource_index: foldhash::HashMap<String, usize>,
     pub(crate) templates: Vec<(TemplateEntry, UriTemplate)>,
     pub(crate) prompts: Vec<PromptEntry>,
-    pub(crate) prompt_index: HashMap<String, usize>,
+    pub(crate) prompt_index: foldhash::HashMap<String, usize>,
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) discover_result: Box<str>,
     pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
@@ -1004,8 +1004,8 @@ fn index<'a>(
     kind: Kind,
     names: impl Iterator<Item = &'a String>,
     errors: &mut Vec<CatalogError>,
-) -> HashMap<String, usize> {
-    let mut map = HashMap::new();
+) -> foldhash::HashMap<String, usize> {
+    let mut map = foldhash::HashMap::default();
     let mut reported = HashSet::new();
     for (i, name) in names.enumerate() {
         if map.insert(name.clone(), i).is_some() && reported.insert(name.clone()) {

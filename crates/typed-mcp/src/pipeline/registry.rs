@@ -36,8 +36,9 @@
 //!
 //! Its own target directory keeps the flag from rebuilding the usual one.
 
-use std::collections::HashMap;
 use std::collections::hash_map::Entry;
+
+use foldhash::HashMap;
 use std::hash::Hash;
 
 /// Which registration of an id an entry is: an id can be reused once its
@@ -62,7 +63,7 @@ impl<K, V> Default for Registry<K, V> {
     fn default() -> Self {
         Registry {
             last_generation: 0,
-            running: HashMap::new(),
+            running: HashMap::default(),
         }
     }
 }
