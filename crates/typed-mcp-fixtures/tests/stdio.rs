@@ -730,6 +730,43 @@ fn files_for_stdin_and_stdout_are_served_and_end_of_file_exits_zero() {
     assert_eq!(ids, (1..=300).collect());
 }
 
+/// Clients built on Node launch servers with a Unix socket pair for stdin and
+/// stdout (libuv's stdio "pipes"): one socket, both directions, served on the
+/// runtime. Every request is answered once, and closing our end exits 0.
+#[test]
+fn a_unix_socket_for_stdin_and_stdout_is_served_and_closing_it_exits_zero() {
+    use std::os::unix::net::UnixStream;
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_stdio-fixture"))
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(
+            theirs.try_clone().unwrap(),
+        )))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn stdio-fixture");
+    ours.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut writer = ours.try_clone().unwrap();
+    let sender = thread::spawn(move || {
+        for id in 1..=300 {
+            let line = tool_call_line(id, "echo", json!({"text": format!("line {id}")}));
+            writer.write_all(line.as_bytes()).unwrap();
+        }
+        // Half-closed: end of input for the server, its answers still flow.
+        writer.shutdown(std::net::Shutdown::Write).unwrap();
+    });
+    let mut ids = BTreeSet::new();
+    for line in BufReader::new(&ours).lines() {
+        let message = protocol_message(&line.expect("an answer within the timeout"));
+        let id = message["id"].as_i64().expect("an integer id");
+        assert_eq!(tool_text(&message, id), format!("line {id}"));
+        assert!(ids.insert(id), "answered twice: {id}");
+    }
+    sender.join().unwrap();
+    assert_eq!(ids, (1..=300).collect());
+    assert_eq!(wait_within(&mut child, TIMEOUT).code(), Some(0));
+}
+
 /// A server stopped by its shutdown (here SIGTERM) exits although the client
 /// keeps stdin open: the pipe's reader waits on the runtime, not in a
 /// blocking read.

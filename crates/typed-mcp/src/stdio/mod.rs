@@ -57,8 +57,8 @@ impl Server {
         #[cfg(unix)]
         {
             let (guard, streams) = redirect::StdioRedirect::install()?;
-            let input: Box<dyn AsyncRead + Unpin + Send> = match pipe::reader(&streams.input) {
-                Some(pipe) => Box::new(pipe),
+            let input: pipe::Input = match pipe::reader(&streams.input) {
+                Some(pipe) => pipe,
                 None => Box::new(input::ThreadReader::spawn(streams.input)?),
             };
             let writer = match pipe::writer(&streams.output) {

@@ -9,27 +9,109 @@
 //! Each pipe is reopened through `/proc/self/fd` before it is made
 //! non-blocking: that opens a new description of the same pipe, so the flag
 //! does not reach the description the parent process shares with us (a shell
-//! whose next read would fail with `EAGAIN`). Anything else (a file, a
-//! terminal, a socket, no `/proc`, a runtime without IO) is left to the
-//! threads, which serve every kind of stream.
+//! whose next read would fail with `EAGAIN`). A Unix socket (what clients
+//! built on Node launch servers with: libuv's stdio pipes are socket pairs)
+//! cannot be reopened; it is made non-blocking while it is served, and made
+//! blocking again when it is dropped. Anything else (a file, a terminal, no
+//! `/proc`, a runtime without IO) is left to the threads, which serve every
+//! kind of stream.
 
 use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{FileTypeExt as _, OpenOptionsExt as _};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::unix::pipe::{Receiver, Sender};
 
-/// A non-blocking reader of the pipe `input` reads, if it is one.
-pub(crate) fn reader(input: &File) -> Option<Receiver> {
-    let reopened = reopen(input, Direction::Read)?;
-    register(|| Receiver::from_file(reopened))
+/// A stream read or written on the runtime.
+pub(crate) type Input = Box<dyn AsyncRead + Unpin + Send>;
+/// A stream written on the runtime.
+pub(crate) type Output = Box<dyn AsyncWrite + Unpin + Send>;
+
+/// A non-blocking reader of the pipe or Unix socket `input` reads, if it is
+/// one.
+pub(crate) fn reader(input: &File) -> Option<Input> {
+    if let Some(reopened) = reopen(input, Direction::Read) {
+        return register(|| Receiver::from_file(reopened)).map(|pipe| Box::new(pipe) as Input);
+    }
+    Socket::serve(input).map(|socket| Box::new(socket) as Input)
 }
 
-/// A non-blocking writer of the pipe `output` writes, if it is one.
-pub(crate) fn writer(output: &File) -> Option<Sender> {
-    let reopened = reopen(output, Direction::Write)?;
-    register(|| Sender::from_file(reopened))
+/// A non-blocking writer of the pipe or Unix socket `output` writes, if it
+/// is one.
+pub(crate) fn writer(output: &File) -> Option<Output> {
+    if let Some(reopened) = reopen(output, Direction::Write) {
+        return register(|| Sender::from_file(reopened)).map(|pipe| Box::new(pipe) as Output);
+    }
+    Socket::serve(output).map(|socket| Box::new(socket) as Output)
+}
+
+/// A Unix socket served on the runtime: non-blocking until dropped, then
+/// blocking again, as the description it shares with the saved descriptor
+/// (restored on fd 0 or 1 afterwards) was.
+struct Socket(Option<tokio::net::UnixStream>);
+
+impl Socket {
+    fn serve(file: &File) -> Option<Socket> {
+        if !file.metadata().ok()?.file_type().is_socket() {
+            return None;
+        }
+        let stream = std::os::unix::net::UnixStream::from(OwnedFd::from(file.try_clone().ok()?));
+        // Not a Unix socket (a TCP connection, say): left to the threads.
+        stream.local_addr().ok()?;
+        stream.set_nonblocking(true).ok()?;
+        match register(|| tokio::net::UnixStream::from_std(stream.try_clone()?)) {
+            Some(stream) => Some(Socket(Some(stream))),
+            None => {
+                let _ = stream.set_nonblocking(false);
+                None
+            }
+        }
+    }
+
+    fn stream(&mut self) -> Pin<&mut tokio::net::UnixStream> {
+        Pin::new(self.0.as_mut().expect("a socket being served"))
+    }
+}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        if let Some(stream) = self.0.take().and_then(|stream| stream.into_std().ok()) {
+            let _ = stream.set_nonblocking(false);
+        }
+    }
+}
+
+impl AsyncRead for Socket {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        self.stream().poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Socket {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.stream().poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.stream().poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.stream().poll_shutdown(cx)
+    }
 }
 
 enum Direction {
@@ -63,7 +145,7 @@ fn reopen(file: &File, direction: Direction) -> Option<File> {
 
 /// Registers a pipe with the runtime's reactor. A runtime built without IO
 /// (`enable_io`) panics there; the threads serve such a runtime instead.
-fn register<T>(register: impl FnOnce() -> std::io::Result<T>) -> Option<T> {
+fn register<T>(register: impl FnOnce() -> io::Result<T>) -> Option<T> {
     match catch_unwind(AssertUnwindSafe(register)) {
         Ok(Ok(pipe)) => Some(pipe),
         Ok(Err(e)) => {
@@ -116,7 +198,8 @@ mod tests {
             !is_nonblocking(read.as_raw_fd()),
             "the inherited description stays blocking"
         );
-        assert!(is_nonblocking(reader.as_raw_fd()));
+        let reopened = reopen(&read, Direction::Read).unwrap();
+        assert!(is_nonblocking(reopened.as_raw_fd()));
         write.write_all(b"hello\n").unwrap();
         let mut got = [0; 6];
         reader.read_exact(&mut got).await.unwrap();
@@ -125,7 +208,8 @@ mod tests {
         let (mut read, write) = pipe();
         let mut writer = writer(&write).expect("a pipe is served on the runtime");
         assert!(!is_nonblocking(write.as_raw_fd()));
-        assert!(is_nonblocking(writer.as_raw_fd()));
+        let reopened = reopen(&write, Direction::Write).unwrap();
+        assert!(is_nonblocking(reopened.as_raw_fd()));
         writer.write_all(b"answer\n").await.unwrap();
         let mut got = [0; 7];
         read.read_exact(&mut got).unwrap();
@@ -147,6 +231,33 @@ mod tests {
                 "{granted:?}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_unix_socket_is_served_non_blocking_then_made_blocking_again() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let served = File::from(OwnedFd::from(ours));
+        let mut peer = theirs;
+        {
+            let mut reader = reader(&served).expect("a Unix socket is served on the runtime");
+            let mut writer = writer(&served).expect("a Unix socket is served on the runtime");
+            assert!(
+                is_nonblocking(served.as_raw_fd()),
+                "the shared description, while served"
+            );
+            peer.write_all(b"request\n").unwrap();
+            let mut got = [0; 8];
+            reader.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"request\n");
+            writer.write_all(b"answer\n").await.unwrap();
+            let mut got = [0; 7];
+            peer.read_exact(&mut got).unwrap();
+            assert_eq!(&got, b"answer\n");
+        }
+        assert!(
+            !is_nonblocking(served.as_raw_fd()),
+            "blocking again once dropped"
+        );
     }
 
     #[tokio::test]
