@@ -156,7 +156,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     let database = cli.db.display();
     match cli.http {
         // One client on one pipe: a current-thread runtime is enough. SQLite work
-        // runs on the writer thread and the blocking pool either way.
+        // runs on the store's writer thread and the blocking pool either way.
         None => {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
