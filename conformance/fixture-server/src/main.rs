@@ -965,14 +965,11 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn s
     let local = listener.local_addr()?;
     let shutdown = Shutdown::on_terminate()?;
     // Refuses a non-loopback address: this fixture has no authentication.
-    let mcp = HttpServer::new(server, local)
+    let app = HttpServer::new(server, local)
         .shutdown(shutdown.clone())
-        .into_router()?;
-    let app = axum::Router::new().nest("/mcp", mcp);
+        .mount("/mcp")?;
     eprintln!("fixture-server: serving MCP 2026-07-28 at http://{local}/mcp");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.wait())
-        .await?;
+    typed_mcp_http::serve(listener, app, shutdown.wait()).await;
     Ok(())
 }
 

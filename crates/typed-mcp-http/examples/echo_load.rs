@@ -52,9 +52,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(address).await?;
         let local = listener.local_addr()?;
-        let app = axum::Router::new().nest("/mcp", HttpServer::new(server, local).into_router()?);
+        let app = HttpServer::new(server, local).mount("/mcp")?;
         eprintln!("echo_load: serving MCP 2026-07-28 at http://{local}/mcp");
-        axum::serve(listener, app).await?;
+        typed_mcp_http::serve(listener, app, std::future::pending()).await;
         Ok(())
     })
 }

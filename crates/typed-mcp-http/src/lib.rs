@@ -2,9 +2,12 @@
 //! sessions of the dated revisions (2025-11-25 and older) on the same endpoint.
 //!
 //! This crate turns a built [`Server`] into an [axum](https://docs.rs/axum)
-//! [`Router`] that the application nests in its own app. The application owns
+//! [`Router`] that the application merges into its own app. The application owns
 //! everything around it: the listener, TLS, middleware and authentication.
-//! A stdio-only server does not depend on this crate and compiles no HTTP stack.
+//! [`serve`] serves a router over HTTP/1.1 with graceful shutdown, with less
+//! work per request than `axum::serve` (which also speaks HTTP/2); either
+//! serves the endpoint the same way. A stdio-only server does not depend on
+//! this crate and compiles no HTTP stack.
 //!
 //! ```no_run
 //! use serde_json::json;
@@ -24,7 +27,8 @@
 //!     let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
 //!     // Served at /mcp; merge it into a larger app with `app.merge(mcp)`.
 //!     let mcp = HttpServer::new(server, listener.local_addr()?).mount("/mcp")?;
-//!     axum::serve(listener, mcp).await?;
+//!     // Until the process is stopped; pass `Shutdown::wait()` to drain instead.
+//!     typed_mcp_http::serve(listener, mcp, std::future::pending()).await;
 //!     Ok(())
 //! }
 //! ```
@@ -145,6 +149,7 @@ mod negotiate;
 #[cfg_attr(docsrs, doc(cfg(feature = "oauth")))]
 pub mod oauth;
 mod protect;
+mod serve;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -156,6 +161,7 @@ use axum::routing::any;
 use typed_mcp::{Server, transport::Shutdown};
 
 pub use axum;
+pub use serve::serve;
 
 use endpoint::Endpoint;
 use protect::Protection;

@@ -288,7 +288,7 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         KeyringCheck::start(redis, &server, name()).await?;
         http = http.session_store(RedisSessionStore::new(redis, server.clone()));
     }
-    let app = axum::Router::new().nest("/mcp", http.into_router()?);
+    let app = http.mount("/mcp")?;
     let shared = if redis.is_some() {
         "shared through Redis"
     } else {
@@ -298,8 +298,6 @@ async fn serve(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         "replica {}: serving MCP at http://{local}/mcp ({shared})",
         name()
     );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.wait())
-        .await?;
+    typed_mcp_http::serve(listener, app, shutdown.wait()).await;
     Ok(())
 }

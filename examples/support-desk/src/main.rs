@@ -261,9 +261,7 @@ async fn serve_http(
         eprintln!(
             "support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database}; OAuth resource {resource}, metadata {metadata})"
         );
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown.wait())
-            .await?;
+        typed_mcp_http::serve(listener, app, shutdown.wait()).await;
         return Ok(());
     }
     // Refuses a non-loopback address: this server has no authentication.
@@ -271,8 +269,6 @@ async fn serve_http(
         .shutdown(shutdown.clone())
         .mount("/mcp")?;
     eprintln!("support-desk: serving MCP 2026-07-28 at http://{local}/mcp (database {database})");
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown.wait())
-        .await?;
+    typed_mcp_http::serve(listener, app, shutdown.wait()).await;
     Ok(())
 }

@@ -17,7 +17,7 @@
 //! let oauth = OAuth::new(resource, verifier)?.authorization_server("https://auth.example.com")?;
 //! let listener = tokio::net::TcpListener::bind("0.0.0.0:8443").await?;
 //! let app = HttpServer::new(server, listener.local_addr()?).oauth(oauth).mount("/mcp")?;
-//! axum::serve(listener, app).await?;
+//! typed_mcp_http::serve(listener, app, std::future::pending()).await;
 //! # Ok(()) }
 //! ```
 //!

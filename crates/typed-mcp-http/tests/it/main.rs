@@ -13,6 +13,7 @@ mod overload;
 mod principal;
 mod protection;
 mod quickstart;
+mod serve;
 mod signals;
 mod soak;
 mod statuses;

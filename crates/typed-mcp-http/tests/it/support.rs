@@ -151,7 +151,11 @@ pub async fn serve(router: impl FnOnce(SocketAddr) -> axum::Router) -> SocketAdd
         .expect("a loopback port");
     let addr = listener.local_addr().expect("a local address");
     let router = router(addr);
-    tokio::spawn(async move { axum::serve(listener, router).await });
+    tokio::spawn(typed_mcp_http::serve(
+        listener,
+        router,
+        std::future::pending(),
+    ));
     addr
 }
 
