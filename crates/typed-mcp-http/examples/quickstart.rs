@@ -185,8 +185,8 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn s
         .shutdown(shutdown.clone())
         .mount("/mcp")?;
     eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 at http://{local}/mcp");
-    // HTTP/1.1 on hyper; `axum::serve` would do too (and HTTP/2), for a
-    // little more work per request.
+    // HTTP/1.1 on hyper; `axum::serve` would do too (and HTTP/2), holding
+    // more memory per connection.
     typed_mcp_http::serve(listener, app, shutdown.wait()).await;
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! This crate turns a built [`Server`] into an [axum](https://docs.rs/axum)
 //! [`Router`] that the application merges into its own app. The application owns
 //! everything around it: the listener, TLS, middleware and authentication.
-//! [`serve`] serves a router over HTTP/1.1 with graceful shutdown, with less
-//! work per request than `axum::serve` (which also speaks HTTP/2); either
-//! serves the endpoint the same way. A stdio-only server does not depend on
+//! [`serve`] serves a router over HTTP/1.1 with graceful shutdown, holding
+//! less memory per connection than `axum::serve` (which also speaks HTTP/2);
+//! either serves the endpoint the same way. A stdio-only server does not depend on
 //! this crate and compiles no HTTP stack.
 //!
 //! ```no_run

@@ -21,12 +21,12 @@ const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 /// last one has closed.
 ///
 /// It does what `axum::serve(listener, app).with_graceful_shutdown(shutdown)`
-/// does, with less work per connection and per request: each connection goes
+/// does, with less work and memory per connection: each connection goes
 /// straight to hyper's HTTP/1.1 server, where `axum::serve` first reads the
-/// connection's opening bytes to tell HTTP/1.1 from HTTP/2 and rebuilds the
-/// router's tables for every connection. With the quickstart on a 2-core
-/// machine that is about 15% less CPU per request, and about 7 KiB less
-/// memory per open connection (the opening read doubles hyper's read buffer).
+/// connection's opening bytes to tell HTTP/1.1 from HTTP/2 (which doubles
+/// hyper's read buffer) and rebuilds the router's tables for every
+/// connection. With the quickstart that is about 7 KiB less per open
+/// connection; the CPU per request on a keep-alive connection is the same.
 /// An application that needs HTTP/2, TLS or axum's `ConnectInfo` serves the
 /// same router with `axum::serve` or its own server; the endpoint behaves the
 /// same either way.
