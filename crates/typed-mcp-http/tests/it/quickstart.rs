@@ -75,19 +75,35 @@ impl Quickstart {
     /// Starts `quickstart` on stdio, with its stdin open and nothing sent,
     /// and waits until it says it serves.
     pub fn stdio() -> Quickstart {
-        Quickstart::start("quickstart", &[], Stdio::piped(), "on stdin/stdout")
+        let command = Command::new(binary("quickstart"));
+        Quickstart::start(command, "quickstart", Stdio::piped(), "on stdin/stdout")
+    }
+
+    /// Starts `quickstart --http 127.0.0.1:0` with no file descriptor
+    /// numbered `max_fds` or above available to it (`ulimit -n`).
+    #[cfg(unix)]
+    pub fn with_fd_limit(max_fds: u32) -> Quickstart {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", r#"ulimit -n "$0" && exec "$@""#])
+            .arg(max_fds.to_string())
+            .arg(binary("quickstart"))
+            .args(["--http", "127.0.0.1:0"]);
+        Quickstart::start(command, "quickstart", Stdio::null(), "http://")
     }
 
     /// Starts the example `name` with `args` and waits for the line naming
     /// its address.
     pub fn example(name: &str, args: &[&str]) -> Quickstart {
-        Quickstart::start(name, args, Stdio::null(), "http://")
+        let mut command = Command::new(binary(name));
+        command.args(args);
+        Quickstart::start(command, name, Stdio::null(), "http://")
     }
 
-    /// Starts `name` and waits for a stderr line holding `ready`.
-    fn start(name: &str, args: &[&str], stdin: Stdio, ready: &str) -> Quickstart {
-        let mut child = Command::new(binary(name))
-            .args(args)
+    /// Runs `command` (the example `name`) and waits for a stderr line
+    /// holding `ready`.
+    fn start(mut command: Command, name: &str, stdin: Stdio, ready: &str) -> Quickstart {
+        let mut child = command
             .stdin(stdin)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -139,6 +155,34 @@ impl Quickstart {
             .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
             .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
             .unwrap_or_else(|| panic!("expected {field} in /proc status, found:\n{status}"))
+    }
+
+    /// How many of the file descriptors numbered below `limit` are open.
+    #[cfg(unix)]
+    pub fn open_fds_below(&self, limit: u32) -> u32 {
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", self.pid()))
+            .expect("the quickstart's /proc fd directory");
+        let open = fds
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+            .filter(|&fd| fd < limit)
+            .count();
+        u32::try_from(open).expect("a small count")
+    }
+
+    /// The CPU time (user and system) the process has used so far, in clock
+    /// ticks (`/proc/<pid>/stat`).
+    pub fn cpu_ticks(&self) -> u64 {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid()))
+            .expect("the quickstart's /proc stat");
+        // The fields after the command name (which may hold spaces), in
+        // parentheses: utime and stime are the 12th and 13th of those.
+        let after_name = &stat[stat.rfind(')').expect("a command name") + 2..];
+        after_name
+            .split(' ')
+            .skip(11)
+            .take(2)
+            .map(|ticks| ticks.parse::<u64>().expect("numeric CPU ticks"))
+            .sum()
     }
 
     /// Waits for the process to exit.

@@ -1,7 +1,8 @@
-//! `typed_mcp_http::serve` on raw TCP: keep-alive, bad input, graceful
-//! shutdown.
+//! `typed_mcp_http::serve` on raw TCP: keep-alive, bad input, running out
+//! of file descriptors, graceful shutdown.
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
@@ -9,52 +10,40 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use typed_mcp_http::HttpServer;
 
-use crate::support::{PATIENCE, Probe, server};
+use crate::quickstart::Quickstart;
+use crate::support::{PATIENCE, Probe, call_body, call_head, read_until, serve_until, server};
 
-/// The endpoint served by `typed_mcp_http::serve` on a fresh loopback port
-/// until `stop` is sent (or dropped).
+/// The endpoint at `/mcp` on a fresh loopback port until `stop` is sent (or
+/// dropped).
 async fn start(probe: &Probe) -> (SocketAddr, oneshot::Sender<()>, JoinHandle<()>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let app = HttpServer::new(server(probe), addr).mount("/mcp").unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
-    let serving = tokio::spawn(typed_mcp_http::serve(listener, app, async {
+    let router = |addr| HttpServer::new(server(probe), addr).mount("/mcp").unwrap();
+    let (addr, serving) = serve_until(router, async {
         let _ = stopped.await;
-    }));
+    })
+    .await;
     (addr, stop, serving)
 }
 
-/// A `tools/call` of `name` as one HTTP/1.1 request; `meta` is extra `_meta`
-/// members (JSON, with a leading comma).
-fn call(id: u32, name: &str, meta: &str) -> String {
-    let body = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}{meta}}},"name":"{name}","arguments":{{"a":2,"b":3}}}}}}"#
-    );
-    format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
+/// A `tools/call` of `name` with `{"a":2,"b":3}`, head and body;
+/// `extra_meta` as in [`call_body`].
+fn call(id: u32, name: &str, extra_meta: &str) -> String {
+    let body = call_body(id, name, r#"{"a":2,"b":3}"#, extra_meta);
+    call_head(name, body.len(), "") + &body
 }
 
-/// Reads from `stream` until what was read holds `needle`; returns it all.
-async fn read_until(stream: &mut TcpStream, needle: &str) -> String {
-    let mut read = Vec::new();
-    let reading = async {
-        let mut chunk = [0u8; 4096];
-        while !String::from_utf8_lossy(&read).contains(needle) {
-            let n = stream.read(&mut chunk).await.expect("the connection reads");
-            assert!(
-                n > 0,
-                "the connection closed before {needle:?}; read: {}",
-                String::from_utf8_lossy(&read)
-            );
-            read.extend_from_slice(&chunk[..n]);
-        }
-    };
-    tokio::time::timeout(PATIENCE, reading)
+/// Sends `add` on `stream` and waits for its answer, `id` included.
+async fn add(stream: &mut TcpStream, id: u32) -> String {
+    stream
+        .write_all(call(id, "add", "").as_bytes())
         .await
-        .unwrap_or_else(|_| panic!("no {needle:?} in time"));
-    String::from_utf8(read).expect("UTF-8 answers")
+        .unwrap();
+    let mut answer = Vec::new();
+    read_until(stream, &mut answer, br#"{"sum":5}"#).await;
+    let answer = String::from_utf8(answer).expect("a UTF-8 answer");
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.contains(&format!(r#""id":{id}"#)), "{answer}");
+    answer
 }
 
 /// Reads until the server closes the connection.
@@ -71,13 +60,7 @@ async fn one_connection_carries_request_after_request() {
     let (addr, _stop, _serving) = start(&Probe::default()).await;
     let mut stream = TcpStream::connect(addr).await.unwrap();
     for id in 1..=3 {
-        stream
-            .write_all(call(id, "add", "").as_bytes())
-            .await
-            .unwrap();
-        let answer = read_until(&mut stream, r#"{"sum":5}"#).await;
-        assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
-        assert!(answer.contains(&format!(r#""id":{id}"#)), "{answer}");
+        add(&mut stream, id).await;
     }
 }
 
@@ -90,22 +73,61 @@ async fn a_connection_speaking_no_http_gets_400_and_the_others_are_served() {
         .write_all(b"\x16\x03\x01 this is not HTTP\r\n\r\n")
         .await
         .unwrap();
-    let refused = read_until(&mut garbage, "\r\n\r\n").await;
-    assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+    let mut refused = Vec::new();
+    read_until(&mut garbage, &mut refused, b"\r\n\r\n").await;
+    assert!(
+        refused.starts_with(b"HTTP/1.1 400"),
+        "{}",
+        String::from_utf8_lossy(&refused)
+    );
     read_to_close(&mut garbage).await;
 
     // The connection opened before and a new one both still serve.
-    served
-        .write_all(call(1, "add", "").as_bytes())
+    add(&mut served, 1).await;
+    add(&mut TcpStream::connect(addr).await.unwrap(), 2).await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn out_of_file_descriptors_the_open_connections_are_served_and_accepting_resumes() {
+    // The quickstart as a process, as the limit is the whole process's.
+    const LIMIT: u32 = 64;
+    let server = Quickstart::with_fd_limit(LIMIT);
+    let free = LIMIT - server.open_fds_below(LIMIT);
+    assert!(free >= 2, "the quickstart holds {} fds", LIMIT - free);
+    let mut open = Vec::new();
+    for id in 0..free {
+        let mut stream = TcpStream::connect(server.addr).await.unwrap();
+        add(&mut stream, id).await;
+        open.push(stream);
+    }
+    assert_eq!(server.open_fds_below(LIMIT), LIMIT, "every fd is taken");
+
+    // The kernel completes this connection; accepting it fails (EMFILE).
+    let mut waiting = TcpStream::connect(server.addr).await.unwrap();
+    waiting
+        .write_all(call(1000, "add", "").as_bytes())
         .await
         .unwrap();
-    read_until(&mut served, r#"{"sum":5}"#).await;
-    let mut fresh = TcpStream::connect(addr).await.unwrap();
-    fresh
-        .write_all(call(2, "add", "").as_bytes())
-        .await
-        .unwrap();
-    read_until(&mut fresh, r#"{"sum":5}"#).await;
+    // Accepting pauses instead of retrying at once: the server stays idle
+    // (a retry loop would burn a core for the whole second).
+    let before = server.cpu_ticks();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let spent = server.cpu_ticks() - before;
+    assert!(
+        spent < 30,
+        "the server spent {spent} ticks of CPU in a second with nothing to accept"
+    );
+    // The connections it holds are still served.
+    add(&mut open[0], 1001).await;
+
+    // Once a descriptor is free, the waiting connection is accepted and
+    // answered.
+    drop(open.pop());
+    let mut answer = Vec::new();
+    read_until(&mut waiting, &mut answer, br#"{"sum":5}"#).await;
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.contains(r#""id":1000"#), "{answer}");
 }
 
 #[tokio::test]
@@ -114,14 +136,14 @@ async fn shutdown_refuses_new_connections_and_waits_for_the_call_in_flight() {
     let (addr, stop, serving) = start(&probe).await;
     // An idle keep-alive connection does not hold the shutdown up.
     let mut idle = TcpStream::connect(addr).await.unwrap();
-    idle.write_all(call(1, "add", "").as_bytes()).await.unwrap();
-    read_until(&mut idle, r#"{"sum":5}"#).await;
+    add(&mut idle, 1).await;
     // `stream` sends its first progress event, then waits for the test.
     let mut busy = TcpStream::connect(addr).await.unwrap();
     busy.write_all(call(2, "stream", r#","progressToken":"p""#).as_bytes())
         .await
         .unwrap();
-    read_until(&mut busy, r#""progress":1"#).await;
+    let mut streamed = Vec::new();
+    read_until(&mut busy, &mut streamed, br#""progress":1"#).await;
 
     stop.send(()).unwrap();
     let deadline = tokio::time::Instant::now() + PATIENCE;
@@ -130,7 +152,7 @@ async fn shutdown_refuses_new_connections_and_waits_for_the_call_in_flight() {
             tokio::time::Instant::now() < deadline,
             "the listener still accepts after the shutdown"
         );
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
     read_to_close(&mut idle).await;
     assert!(
@@ -139,8 +161,9 @@ async fn shutdown_refuses_new_connections_and_waits_for_the_call_in_flight() {
     );
 
     probe.proceed.notify_one();
-    let rest = read_until(&mut busy, "streamed").await;
-    assert!(rest.contains(r#""id":2"#), "{rest}");
+    read_until(&mut busy, &mut streamed, b"streamed").await;
+    let streamed = String::from_utf8_lossy(&streamed);
+    assert!(streamed.contains(r#""id":2"#), "{streamed}");
     tokio::time::timeout(PATIENCE, serving)
         .await
         .expect("serve returns once the last connection is done")

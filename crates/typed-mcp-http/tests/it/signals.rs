@@ -3,43 +3,20 @@
 
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::net::TcpStream;
 
 use crate::quickstart::Quickstart;
-use crate::support::PATIENCE;
-
-/// Reads from `stream` until `buffer` holds `needle`.
-async fn read_until(stream: &mut TcpStream, buffer: &mut Vec<u8>, needle: &[u8]) {
-    let read = async {
-        while !buffer.windows(needle.len()).any(|w| w == needle) {
-            let mut chunk = [0; 4096];
-            let n = stream.read(&mut chunk).await.expect("a readable stream");
-            assert!(
-                n > 0,
-                "expected {:?}, the stream ended after {:?}",
-                String::from_utf8_lossy(needle),
-                String::from_utf8_lossy(buffer)
-            );
-            buffer.extend_from_slice(&chunk[..n]);
-        }
-    };
-    tokio::time::timeout(PATIENCE, read)
-        .await
-        .expect("an answer in time");
-}
+use crate::support::{PATIENCE, call_body, call_head, read_until};
 
 #[cfg(unix)]
 #[tokio::test]
 async fn sigterm_lets_the_call_in_flight_finish_and_the_quickstart_exits_0() {
     let mut server = Quickstart::spawn();
-    let body = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo","arguments":{"text":"still here"}}}"#;
+    let body = call_body(7, "echo", r#"{"text":"still here"}"#, "");
     // `Expect: 100-continue`: hyper says `100 Continue` once the endpoint
     // starts reading the body, so the call is in flight before the signal.
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: echo\r\nContent-Length: {}\r\nExpect: 100-continue\r\n\r\n",
-        body.len()
-    );
+    let head = call_head("echo", body.len(), "Expect: 100-continue\r\n");
     let mut stream = TcpStream::connect(server.addr).await.unwrap();
     stream.write_all(head.as_bytes()).await.unwrap();
     let mut answer = Vec::new();

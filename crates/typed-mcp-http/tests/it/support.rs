@@ -1,5 +1,6 @@
 //! A test server on a loopback port, a real HTTP client, and request builders.
 
+use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -12,7 +13,10 @@ use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value, json};
+use tokio::io::AsyncReadExt as _;
+use tokio::net::TcpStream;
 use tokio::sync::Notify;
+use tokio::task::JoinHandle;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
 use typed_mcp::{Server, ServerBuilder, ToolError, declare::ToolDecl};
 use typed_mcp_http::HttpServer;
@@ -146,17 +150,22 @@ pub fn server(probe: &Probe) -> Server {
 /// A router built for a fresh loopback port (`router` gets its address) and
 /// served there until the test's runtime ends.
 pub async fn serve(router: impl FnOnce(SocketAddr) -> axum::Router) -> SocketAddr {
+    serve_until(router, std::future::pending()).await.0
+}
+
+/// As [`serve`], until `shutdown` completes; the task ends when
+/// `typed_mcp_http::serve` returns.
+pub async fn serve_until(
+    router: impl FnOnce(SocketAddr) -> axum::Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (SocketAddr, JoinHandle<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
     let addr = listener.local_addr().expect("a local address");
     let router = router(addr);
-    tokio::spawn(typed_mcp_http::serve(
-        listener,
-        router,
-        std::future::pending(),
-    ));
-    addr
+    let serving = tokio::spawn(typed_mcp_http::serve(listener, router, shutdown));
+    (addr, serving)
 }
 
 /// A client of `http` (whose settings `http` chooses) served on a fresh
@@ -401,6 +410,42 @@ pub fn sse_events(body: &[u8]) -> Vec<Value> {
             serde_json::from_str(data).expect("JSON data")
         })
         .collect()
+}
+
+/// The body of a 2026-07-28 `tools/call` of `name`; `extra_meta` is more
+/// `_meta` members (JSON with a leading comma, or empty).
+pub fn call_body(id: u32, name: &str, arguments: &str, extra_meta: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}{extra_meta}}},"name":"{name}","arguments":{arguments}}}}}"#
+    )
+}
+
+/// The HTTP/1.1 head of a POST to `/mcp` carrying a `tools/call` of `name`
+/// of `body_len` bytes; `extra` is more header lines, each ending in CRLF.
+pub fn call_head(name: &str, body_len: usize, extra: &str) -> String {
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: {name}\r\nContent-Length: {body_len}\r\n{extra}\r\n"
+    )
+}
+
+/// Reads from `stream` until `buffer` holds `needle`.
+pub async fn read_until(stream: &mut TcpStream, buffer: &mut Vec<u8>, needle: &[u8]) {
+    let read = async {
+        while !buffer.windows(needle.len()).any(|w| w == needle) {
+            let mut chunk = [0; 4096];
+            let n = stream.read(&mut chunk).await.expect("a readable stream");
+            assert!(
+                n > 0,
+                "expected {:?}, the stream ended after {:?}",
+                String::from_utf8_lossy(needle),
+                String::from_utf8_lossy(buffer)
+            );
+            buffer.extend_from_slice(&chunk[..n]);
+        }
+    };
+    tokio::time::timeout(PATIENCE, read)
+        .await
+        .unwrap_or_else(|_| panic!("no {:?} in time", String::from_utf8_lossy(needle)));
 }
 
 /// Waits until `flag` is set.
