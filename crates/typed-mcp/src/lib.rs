@@ -126,6 +126,11 @@ pub mod wire {
 }
 
 /// What generated code refers to. Not a stable API: use the macros.
+/// For the `simple_schema` fuzz target (built with `--cfg fuzzing` only).
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use crate::typed::simple_schema::beside_full as simple_schema_beside_full;
+
 #[doc(hidden)]
 pub mod __private {
     pub use crate::declare::{AnyResourceDecl, PromptDecl, ResourceRequest, ToolDecl};

@@ -1,6 +1,13 @@
 //! Complete argument errors: arguments are validated against the derived input
-//! schema (compiled once per declaration) before they are decoded, and every
-//! problem is reported at once, by JSON path, in a stable order.
+//! schema before they are decoded, and every problem is reported at once, by
+//! JSON path, in a stable order.
+//!
+//! A schema made of the common keywords is checked by
+//! [`SimpleSchema`](super::simple_schema::SimpleSchema), which only answers
+//! valid or not; jsonschema's validator, which names every problem, is then
+//! compiled when a call's arguments are first refused. Any other schema gets
+//! jsonschema's validator when the server is built, so a schema that does not
+//! compile is refused then.
 //!
 //! Named validators (rules JSON Schema cannot express) run after decoding: a
 //! parameter whose type implements `garde::Validate` (feature `garde`, with a `Default`
@@ -19,6 +26,7 @@
 //! secret value the arguments hold.
 
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::{JsonType, ValidationError, Validator};
@@ -29,6 +37,7 @@ use typed_mcp_core::wire::{CallToolResult, ResultMeta};
 use zeroize::Zeroize;
 
 use super::schema;
+use super::simple_schema::SimpleSchema;
 use crate::secret::Redactor;
 
 /// The result `_meta` key under which the machine-readable list of argument
@@ -58,7 +67,15 @@ const DECODE_WITHHELD: &str =
 /// Validates arguments against one tool's input schema.
 #[derive(Debug)]
 pub(crate) struct ArgumentValidator {
-    validator: Validator,
+    /// The validity check of a schema made of the common keywords; `None`
+    /// for any other schema, whose `full` validator is compiled at once.
+    simple: Option<SimpleSchema>,
+    /// jsonschema's validator, which reports every problem: compiled when
+    /// the validator is made, or, for a simple schema, when a call's
+    /// arguments are first refused.
+    full: OnceLock<Result<Validator, String>>,
+    /// The input schema, kept while `full` may still need compiling.
+    schema: Option<Value>,
     /// The input schema, kept when it has secret (`writeOnly`) parts.
     secrets: Option<Value>,
     /// Whether the schema has an integer anywhere: only then can an integral
@@ -69,24 +86,61 @@ pub(crate) struct ArgumentValidator {
 impl ArgumentValidator {
     /// Compiles the validator for a derived input schema. Derived schemas always
     /// compile; a failure is a bug in the schema generator and is reported as such.
+    ///
+    /// A schema [`SimpleSchema`] accepts is one jsonschema compiles too (its
+    /// tests hold it to that), so its full validator waits for the first
+    /// call whose arguments it refuses.
     pub(crate) fn new(schema: &Value) -> Result<Self, String> {
         let secrets = schema::has_secrets(schema).then(|| schema.clone());
         let has_integers = names_integer_type(schema);
-        jsonschema::draft202012::options()
-            .build(schema)
-            .map(|validator| ArgumentValidator {
-                validator,
-                secrets,
-                has_integers,
-            })
-            .map_err(|e| format!("the derived input schema does not compile: {e}"))
+        let simple = SimpleSchema::compile(schema);
+        let full = OnceLock::new();
+        if simple.is_none() {
+            let _ = full.set(Ok(compile_full(schema)?));
+        }
+        Ok(ArgumentValidator {
+            schema: simple.is_some().then(|| schema.clone()),
+            simple,
+            full,
+            secrets,
+            has_integers,
+        })
+    }
+
+    /// The full validator, compiled on first use for a simple schema.
+    fn full(&self) -> Result<&Validator, &str> {
+        let compiled = self.full.get_or_init(|| match &self.schema {
+            Some(schema) => compile_full(schema).inspect_err(|e| {
+                tracing::error!(error = %e, "a simple input schema did not compile as a full validator");
+            }),
+            None => Err("the input schema was not kept".to_owned()),
+        });
+        compiled.as_ref().map_err(String::as_str)
+    }
+
+    /// Whether `arguments` are valid, without building any error.
+    fn is_valid(&self, arguments: &Value) -> bool {
+        match &self.simple {
+            Some(simple) => simple.is_valid(arguments),
+            None => self.full().is_ok_and(|full| full.is_valid(arguments)),
+        }
     }
 
     /// Every problem with `arguments`, sorted by path then keyword; empty when
     /// they are valid. No message includes the value of a secret argument.
     pub(crate) fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {
         let mut problems = Vec::new();
-        for error in self.validator.iter_errors(arguments) {
+        let full = match self.full() {
+            Ok(full) => full,
+            Err(reason) => {
+                return vec![problem(
+                    "",
+                    "schema",
+                    format!("the input schema does not compile: {reason}"),
+                )];
+            }
+        };
+        for error in full.iter_errors(arguments) {
             self.collect(&error, &mut problems);
         }
         problems.sort_by(|a, b| (&a.path, &a.keyword).cmp(&(&b.path, &b.keyword)));
@@ -113,7 +167,7 @@ impl ArgumentValidator {
         }
         // Valid arguments (the common case) are told by a pass that builds
         // no error; only invalid ones are walked again for every problem.
-        let mut problems = if self.validator.is_valid(&arguments) {
+        let mut problems = if self.is_valid(&arguments) {
             Vec::new()
         } else {
             self.problems(&arguments)
@@ -405,6 +459,13 @@ fn names_integer_type(schema: &Value) -> bool {
 }
 
 /// A decoding error, reported at the arguments object.
+/// jsonschema's validator for a derived input schema.
+fn compile_full(schema: &Value) -> Result<Validator, String> {
+    jsonschema::draft202012::options()
+        .build(schema)
+        .map_err(|e| format!("the derived input schema does not compile: {e}"))
+}
+
 fn decode_problem(message: String) -> ArgumentProblem {
     ArgumentProblem {
         path: String::new(),

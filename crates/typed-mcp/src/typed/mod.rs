@@ -12,6 +12,7 @@ pub(crate) mod output;
 pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod schema;
+pub(crate) mod simple_schema;
 
 use std::future::Future;
 use std::sync::Arc;
