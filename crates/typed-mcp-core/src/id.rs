@@ -34,7 +34,10 @@ impl RequestId {
             b'"' => serde_json::from_str::<String>(text)
                 .ok()
                 .map(RequestId::from),
-            b'-' | b'0'..=b'9' => integer_from_text(text),
+            // Already JSON: kept as it is, not parsed again.
+            b'-' | b'0'..=b'9' if is_canonical_integer(text) => {
+                Some(RequestId::Integer(raw.to_owned().into()))
+            }
             _ => None,
         }
     }
@@ -71,17 +74,22 @@ impl RequestId {
 pub(crate) const MAX_INTEGER_ID_DIGITS: usize = 308;
 
 fn integer_from_text(text: &str) -> Option<RequestId> {
-    let digits = text.strip_prefix('-').unwrap_or(text);
-    let canonical = !digits.is_empty()
-        && digits.len() <= MAX_INTEGER_ID_DIGITS
-        && digits.bytes().all(|b| b.is_ascii_digit())
-        && (digits == "0" || !digits.starts_with('0'));
-    if !canonical {
+    if !is_canonical_integer(text) {
         return None;
     }
     RawValue::from_string(text.to_owned())
         .ok()
         .map(|raw| RequestId::Integer(raw.into()))
+}
+
+/// An integer as JSON writes it: an optional `-`, then `0` or digits not
+/// starting with `0`, at most [`MAX_INTEGER_ID_DIGITS`] of them.
+fn is_canonical_integer(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    !digits.is_empty()
+        && digits.len() <= MAX_INTEGER_ID_DIGITS
+        && digits.bytes().all(|b| b.is_ascii_digit())
+        && (digits == "0" || !digits.starts_with('0'))
 }
 
 impl PartialEq for RequestId {

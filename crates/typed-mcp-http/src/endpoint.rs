@@ -101,6 +101,12 @@ use crate::sessions::{InUse, Session, SessionStore, new_session_id};
 /// The header naming a legacy session.
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
+/// The standard headers the router reads on every request, named once:
+/// looking a header up by `&str` parses and lowercases the name first.
+const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
+const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
+
 /// The JSON-RPC code of "session not found" on the legacy wire.
 const SESSION_NOT_FOUND: i32 = -32001;
 
@@ -129,7 +135,7 @@ pub(crate) async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Reque
 }
 
 impl Endpoint {
-    async fn serve(self: &Arc<Self>, request: Request) -> Response {
+    pub(crate) async fn serve(self: &Arc<Self>, request: Request) -> Response {
         let (parts, body) = request.into_parts();
         if let Err(refused) = self.protection.admit(&parts) {
             return refusal(refused.status, refused.reason);
@@ -443,7 +449,7 @@ impl Endpoint {
 /// 2026-07-28 request (whose revision has no sessions, so ignores the header).
 fn names_session(headers: &HeaderMap) -> bool {
     let modern = headers
-        .get("mcp-protocol-version")
+        .get(MCP_PROTOCOL_VERSION)
         .is_some_and(|v| v.as_bytes() == PROTOCOL_VERSION.as_bytes());
     headers.contains_key(SESSION_ID) && !modern
 }
@@ -554,7 +560,13 @@ const INVALID: &str = "\u{fffd}invalid header value\u{fffd}";
 
 impl Headers for RequestHeaders<'_> {
     fn get(&self, name: &str) -> Option<&str> {
-        let mut values = self.0.get_all(name).iter();
+        let values = match name {
+            "mcp-protocol-version" => self.0.get_all(MCP_PROTOCOL_VERSION),
+            "mcp-method" => self.0.get_all(MCP_METHOD),
+            "mcp-name" => self.0.get_all(MCP_NAME),
+            other => self.0.get_all(other),
+        };
+        let mut values = values.iter();
         let first = values.next()?;
         if values.next().is_some() {
             return Some(INVALID);
