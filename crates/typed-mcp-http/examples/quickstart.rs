@@ -179,11 +179,11 @@ async fn serve_http(server: Server, address: SocketAddr) -> Result<(), Box<dyn s
     let local = listener.local_addr()?;
     let shutdown = Shutdown::on_terminate()?;
     // Refuses a non-loopback address: this example has no authentication.
-    // Mounted at its path, not nested: a nested router rewrites each
-    // request's URI and routes it twice.
+    // MCP alone, so the endpoint as a service: requests to /mcp skip the
+    // router (`mount("/mcp")` gives a router to merge into a larger app).
     let app = HttpServer::new(server, local)
         .shutdown(shutdown.clone())
-        .mount("/mcp")?;
+        .into_service("/mcp")?;
     eprintln!("typed-mcp quickstart: serving MCP 2026-07-28 at http://{local}/mcp");
     // HTTP/1.1 on hyper; `axum::serve` would do too (and HTTP/2), holding
     // more memory per connection.

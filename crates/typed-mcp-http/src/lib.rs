@@ -150,6 +150,7 @@ mod negotiate;
 pub mod oauth;
 mod protect;
 mod serve;
+mod service;
 mod sessions;
 
 use std::net::SocketAddr;
@@ -162,6 +163,7 @@ use typed_mcp::{Server, transport::Shutdown};
 
 pub use axum;
 pub use serve::serve;
+pub use service::EndpointService;
 
 use endpoint::Endpoint;
 use protect::Protection;
@@ -431,6 +433,45 @@ impl HttpServer {
     /// As [`into_router`](Self::into_router), and [`HttpError::InvalidPath`]
     /// when `path` does not start with `/` or holds a capture or wildcard.
     pub fn mount(self, path: &str) -> Result<Router, HttpError> {
+        self.endpoint_at(path).map(|(_, router)| router)
+    }
+
+    /// The endpoint at exactly `path` as a tower service, for an
+    /// application that serves MCP alone: it answers as
+    /// [`mount`](Self::mount)'s router does, and sends requests to `path`
+    /// straight to the endpoint instead of through the router (see
+    /// [`EndpointService`]).
+    ///
+    /// ```no_run
+    /// use typed_mcp::Server;
+    /// use typed_mcp_http::HttpServer;
+    ///
+    /// # async fn run(server: Server) -> Result<(), Box<dyn std::error::Error>> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:8000").await?;
+    /// let mcp = HttpServer::new(server, listener.local_addr()?).into_service("/mcp")?;
+    /// typed_mcp_http::serve(listener, mcp, std::future::pending()).await;
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`mount`](Self::mount).
+    pub fn into_service(self, path: &str) -> Result<EndpointService, HttpError> {
+        #[cfg(feature = "oauth")]
+        let direct_allowed = self.oauth.is_none();
+        #[cfg(not(feature = "oauth"))]
+        let direct_allowed = true;
+        let (endpoint, router) = self.endpoint_at(path)?;
+        Ok(EndpointService::new(
+            direct_allowed.then_some(endpoint),
+            path,
+            router,
+        ))
+    }
+
+    /// The endpoint at `path` and the router serving it.
+    fn endpoint_at(self, path: &str) -> Result<(Arc<Endpoint>, Router), HttpError> {
         if !path.starts_with('/') || path.contains(['{', '}', '*']) {
             return Err(HttpError::InvalidPath {
                 path: path.to_owned(),
@@ -470,16 +511,17 @@ impl HttpServer {
             keep_alive: self.sse_keep_alive.max(Duration::from_millis(1)),
             watching_shutdown: Once::new(),
         });
-        let router = Router::new().route(path, any(endpoint::handle).with_state(endpoint));
+        let router = Router::new().route(path, any(endpoint::handle).with_state(endpoint.clone()));
         #[cfg(feature = "oauth")]
         if let Some((layer, metadata)) = oauth {
             let router = router.route_layer(layer);
-            return Ok(match metadata {
+            let router = match metadata {
                 Some(metadata) => router.merge(metadata),
                 None => router,
-            });
+            };
+            return Ok((endpoint, router));
         }
-        Ok(router)
+        Ok((endpoint, router))
     }
 }
 

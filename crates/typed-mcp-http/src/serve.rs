@@ -1,21 +1,29 @@
-//! Serving a router over HTTP/1.1 straight on hyper.
+//! Serving a router or service over HTTP/1.1 straight on hyper.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::time::Duration;
 
-use axum::Router;
+use axum::BoxError;
+use axum::body::HttpBody;
+use bytes::Bytes;
+use http::{Request, Response};
+use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper_util::rt::TokioIo;
 use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
+use tower_service::Service;
 
 /// How long accepting pauses after an error that is not one connection's
 /// (out of file descriptors, out of memory): retrying at once would spin.
 const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 
-/// Serves `app` on `listener` over HTTP/1.1 until `shutdown` completes; then
+/// Serves `app` (a [`Router`](axum::Router), an
+/// [`EndpointService`](crate::EndpointService), or any service that answers
+/// every request) on `listener` over HTTP/1.1 until `shutdown` completes; then
 /// stops accepting, lets every open connection finish the request it is
 /// serving (keep-alive connections close after it), and returns once the
 /// last one has closed.
@@ -60,7 +68,16 @@ const ACCEPT_PAUSE: Duration = Duration::from_secs(1);
 /// # Ok(())
 /// # }
 /// ```
-pub async fn serve(listener: TcpListener, app: Router, shutdown: impl Future<Output = ()>) {
+pub async fn serve<S, B>(listener: TcpListener, app: S, shutdown: impl Future<Output = ()>)
+where
+    S: Service<Request<Incoming>, Response = Response<B>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    B: HttpBody<Data = Bytes> + Send + 'static,
+    B::Error: Into<BoxError>,
+{
     let connections = GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {

@@ -14,6 +14,7 @@ mod principal;
 mod protection;
 mod quickstart;
 mod serve;
+mod service;
 mod signals;
 mod soak;
 mod statuses;

@@ -169,14 +169,21 @@ pub async fn serve_until(
 }
 
 /// A client of `http` (whose settings `http` chooses) served on a fresh
-/// loopback port at `/`.
+/// loopback port at `/`, as an `EndpointService` (the tests that pass their
+/// own router to [`serve`] cover the router).
 pub async fn serve_http(server: Server, http: impl FnOnce(HttpServer) -> HttpServer) -> Client {
-    let addr = serve(|addr| {
-        http(HttpServer::new(server, addr))
-            .into_router()
-            .expect("the router builds")
-    })
-    .await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let addr = listener.local_addr().expect("a local address");
+    let service = http(HttpServer::new(server, addr))
+        .into_service("/")
+        .expect("the service builds");
+    tokio::spawn(typed_mcp_http::serve(
+        listener,
+        service,
+        std::future::pending(),
+    ));
     Client::new(addr, "/")
 }
 

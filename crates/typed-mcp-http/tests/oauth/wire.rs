@@ -85,13 +85,7 @@ fn server(receipts: &MemorySink) -> Server {
 
 /// The desk behind `verifier`, served at `/mcp`; its base URL.
 async fn desk(verifier: impl TokenVerifier, issuer: &str, receipts: &MemorySink) -> String {
-    let oauth = OAuth::new(RESOURCE, verifier)
-        .unwrap()
-        .authorization_server(issuer)
-        .unwrap()
-        .map_scope("desk:admin", [DESK_ADMIN])
-        .unwrap()
-        .resource_name("The test desk");
+    let oauth = desk_oauth(verifier, issuer);
     let server = server(receipts);
     let addr = serve(|addr| {
         HttpServer::new(server, addr)
@@ -101,6 +95,17 @@ async fn desk(verifier: impl TokenVerifier, issuer: &str, receipts: &MemorySink)
     })
     .await;
     format!("http://{addr}")
+}
+
+/// The desk's resource-server settings.
+fn desk_oauth(verifier: impl TokenVerifier, issuer: &str) -> OAuth {
+    OAuth::new(RESOURCE, verifier)
+        .unwrap()
+        .authorization_server(issuer)
+        .unwrap()
+        .map_scope("desk:admin", [DESK_ADMIN])
+        .unwrap()
+        .resource_name("The test desk")
 }
 
 async fn call(base: &str, token: Option<&str>, method: &str, params: Value) -> Reply {
@@ -649,4 +654,58 @@ async fn a_dated_client_s_session_is_challenged_too_and_outlives_its_token() {
     let all = receipts.receipts();
     let kinds: Vec<&str> = all.iter().map(|r| r.outcome.kind()).collect();
     assert_eq!(kinds, ["refused", "completed"]);
+}
+
+#[tokio::test]
+async fn served_as_an_endpoint_service_every_request_still_passes_the_resource_server() {
+    let key = Key::ec("k");
+    let jwks = Jwks::start(&[&key]).await;
+    let verifier = JwtVerifier::new(&jwks.issuer(), &jwks.url(), RESOURCE).unwrap();
+    let receipts = MemorySink::new();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let service = HttpServer::new(server(&receipts), addr)
+        .oauth(desk_oauth(verifier, &jwks.issuer()))
+        .into_service("/mcp")
+        .unwrap();
+    tokio::spawn(typed_mcp_http::serve(
+        listener,
+        service,
+        std::future::pending(),
+    ));
+    let base = format!("http://{addr}");
+
+    // No token: the resource server's 401, not the endpoint's answer.
+    let reply = call(
+        &base,
+        None,
+        "tools/call",
+        json!({"name": "close_ticket", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(reply.status, 401);
+    assert_eq!(
+        reply.header("www-authenticate"),
+        Some(format!(r#"Bearer resource_metadata="{METADATA}", scope="desk.write""#).as_str())
+    );
+    assert!(receipts.receipts().is_empty(), "nothing reached the server");
+    // The metadata document is still served beside the endpoint.
+    let metadata = send(
+        Method::GET,
+        &format!("{base}/.well-known/oauth-protected-resource/mcp"),
+        &[],
+        vec![],
+    )
+    .await;
+    assert_eq!(metadata.status, 200);
+    // A token's caller is served.
+    let token = key.sign(&claims(&jwks.issuer(), ""));
+    let reply = call(
+        &base,
+        Some(&token),
+        "tools/call",
+        json!({"name": "whoami", "arguments": {}}),
+    )
+    .await;
+    assert_eq!(reply.status, 200);
 }
