@@ -85,6 +85,7 @@ mod legacy;
 
 pub use extension::ExtensionMethod;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use base64::Engine as _;
@@ -1537,6 +1538,12 @@ fn mrtr_fields(params: &mut Map<String, Value>) -> Result<RetryFields, Refusal> 
 /// Decodes a header value: the `=?base64?…?=` sentinel (exactly, lowercase) is
 /// base64 of UTF-8; anything else is literal. Surrounding whitespace is trimmed.
 pub fn decode_header_value(raw: &str) -> Result<String, String> {
+    decode_header_text(raw).map(Cow::into_owned)
+}
+
+/// [`decode_header_value`], borrowing a plain value instead of copying it
+/// (the common case: the router compares it and drops it).
+fn decode_header_text(raw: &str) -> Result<Cow<'_, str>, String> {
     let value = raw.trim();
     if let Some(encoded) = value
         .strip_prefix("=?base64?")
@@ -1546,12 +1553,13 @@ pub fn decode_header_value(raw: &str) -> Result<String, String> {
             .decode(encoded)
             .map_err(|e| format!("invalid base64 in header value {value:?}: {e}"))?;
         return String::from_utf8(bytes)
+            .map(Cow::Owned)
             .map_err(|_| format!("header value {value:?} does not decode to UTF-8"));
     }
     if value.bytes().any(|b| b.is_ascii_control() || !b.is_ascii()) {
         return Err(format!("header value {value:?} has invalid characters"));
     }
-    Ok(value.to_owned())
+    Ok(Cow::Borrowed(value))
 }
 
 /// Rung 14: `Mcp-Name` present and equal to the body's name or URI (`body`,
@@ -1560,7 +1568,7 @@ fn check_name_header(headers: &dyn Headers, body: Option<&str>) -> Result<(), Re
     let raw = headers
         .get("mcp-name")
         .ok_or_else(|| header_error("the Mcp-Name header is required for this method"))?;
-    let value = decode_header_value(raw).map_err(header_error)?;
+    let value = decode_header_text(raw).map_err(header_error)?;
     match body {
         Some(body) if body == value => Ok(()),
         Some(body) => Err(header_error(format!(
@@ -1602,9 +1610,9 @@ fn check_param_header(
         }
         (Some(body), Some(header)) => (body, header),
     };
-    let value = decode_header_value(header).map_err(header_error)?;
+    let value = decode_header_text(header).map_err(header_error)?;
     let agrees = match body {
-        Value::String(s) => *s == value,
+        Value::String(s) => *s == *value,
         Value::Bool(b) => value == if *b { "true" } else { "false" },
         Value::Number(n) => {
             let header_number = value.parse::<f64>().ok();

@@ -178,7 +178,8 @@ impl Endpoint {
             return self.open_server_stream(headers, principal.as_ref()).await;
         }
         if parts.method == Method::DELETE {
-            return self.end_session(headers, principal.as_ref()).await;
+            // Boxed, as rare: inline it would enlarge every request's future.
+            return Box::pin(self.end_session(headers, principal.as_ref())).await;
         }
         let accepts = Accepts::from_headers(headers);
         if accepts.none() {
@@ -285,9 +286,8 @@ impl Endpoint {
                 let Some(reply) = inbox.recv().await.filter(Outgoing::is_reply) else {
                     return internal("initialize was answered with nothing");
                 };
-                return self
-                    .open_session(connection, principal, reply, accepts)
-                    .await;
+                // Boxed, as rare: inline it would enlarge every request's future.
+                return Box::pin(self.open_session(connection, principal, reply, accepts)).await;
             }
             // Answered at once: the reply is already queued.
             _ => {

@@ -79,6 +79,7 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
+use typed_mcp_core::legacy::Handshake;
 use typed_mcp_core::router::Headers;
 use typed_mcp_core::{Decision, Dropped, RequestId, RouteContext, RpcError, code, encode};
 
@@ -587,8 +588,9 @@ pub struct Connection {
     pub(crate) tasks: Tasks,
     /// The legacy session, once `initialize` succeeded.
     pub(crate) session: OnceLock<Arc<LegacySession>>,
-    /// Where the session's server-initiated messages go.
-    server_stream: Arc<Mutex<Option<Outbox>>>,
+    /// Where the session's server-initiated messages go; made when a
+    /// session or a stream first needs it (a 2026-07-28 request never does).
+    server_stream: OnceLock<Arc<Mutex<Option<Outbox>>>>,
     /// Where a client's response that answers no request waiting here goes
     /// (see [`forward_undelivered_responses`](Self::forward_undelivered_responses)).
     undelivered: OnceLock<ForwardResponse>,
@@ -610,7 +612,7 @@ impl Connection {
             in_flight: Arc::default(),
             tasks: Tasks::default(),
             session: OnceLock::new(),
-            server_stream: Arc::default(),
+            server_stream: OnceLock::new(),
             undelivered: OnceLock::new(),
         }
     }
@@ -625,7 +627,7 @@ impl Connection {
         let session = LegacySession::open(
             &connection.server,
             state.facts,
-            connection.server_stream.clone(),
+            connection.server_stream().clone(),
         );
         session.replace(session.facts().as_ref().clone(), state.subscriptions);
         let _ = connection.session.set(session);
@@ -689,7 +691,10 @@ impl Connection {
     /// stdout on stdio, the session's GET stream on Streamable HTTP. False,
     /// and nothing changes, while another stream is attached and open.
     pub fn attach_server_stream(&self, outbox: Outbox) -> bool {
-        let mut stream = self.server_stream.lock().unwrap_or_else(|e| e.into_inner());
+        let mut stream = self
+            .server_stream()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if stream.as_ref().is_some_and(|s| !s.is_closed()) {
             return false;
         }
@@ -700,7 +705,14 @@ impl Connection {
     /// Stops sending server-initiated messages (the GET stream closed);
     /// they are dropped until another stream is attached.
     pub fn detach_server_stream(&self) {
-        *self.server_stream.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if let Some(stream) = self.server_stream.get() {
+            *stream.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        }
+    }
+
+    /// The slot of the session's stream, made on first use.
+    fn server_stream(&self) -> &Arc<Mutex<Option<Outbox>>> {
+        self.server_stream.get_or_init(Arc::default)
     }
 
     /// Ends the legacy session (an HTTP `DELETE`, or the transport closing):
@@ -788,23 +800,10 @@ impl Connection {
                 Accepted::Dropped
             }
             Decision::Drop(_) => Accepted::Dropped,
+            // Boxed: the handshake is large, and inline it would enlarge
+            // every request's future for a message sent once per session.
             Decision::Initialize(handshake) => {
-                let handshake = *handshake;
-                let http_status = handshake.response.http_status;
-                let session = LegacySession::open(
-                    &self.server,
-                    handshake.session,
-                    self.server_stream.clone(),
-                );
-                // The router refuses a second initialize on a session, so
-                // the cell is empty here.
-                if self.session.set(session).is_err() {
-                    tracing::warn!("initialize on a connection that already has a session");
-                }
-                self.server
-                    .answered(handshake.response, inbound.principal, outbox)
-                    .await;
-                Accepted::Initialized { http_status }
+                Box::pin(self.initialize(handshake, inbound.principal, outbox)).await
             }
             Decision::Session(update) => {
                 let update = *update;
@@ -829,6 +828,31 @@ impl Connection {
                 .await
             }
         }
+    }
+
+    /// Opens the legacy session an `initialize` asked for, and answers it.
+    async fn initialize(
+        &self,
+        handshake: Box<Handshake>,
+        principal: Option<&Principal>,
+        outbox: &Outbox,
+    ) -> Accepted {
+        let handshake = *handshake;
+        let http_status = handshake.response.http_status;
+        let session = LegacySession::open(
+            &self.server,
+            handshake.session,
+            self.server_stream().clone(),
+        );
+        // The router refuses a second initialize on a session, so the cell
+        // is empty here.
+        if self.session.set(session).is_err() {
+            tracing::warn!("initialize on a connection that already has a session");
+        }
+        self.server
+            .answered(handshake.response, principal, outbox)
+            .await;
+        Accepted::Initialized { http_status }
     }
 
     /// Cancels a running call: its future is dropped, its context reports

@@ -283,10 +283,13 @@ impl Connection {
         // call may wait for a slot: a call cancelled while queued still
         // leaves its receipt.
         let (record, trace) = server.open_record(&call, principal.as_ref(), &cancel);
+        // The refusal, shedding and duplicate paths below are boxed: they are
+        // rare, and their futures inline would make this one (held in every
+        // transport's request future) several times larger.
         let record = match server.check_grants(&call, principal.as_ref(), record) {
             Ok(record) => record,
             Err(refusal) => {
-                outbox.send(Message::Reply(refusal)).await;
+                Box::pin(outbox.send(Message::Reply(refusal))).await;
                 return Accepted::Answered { http_status: 200 };
             }
         };
@@ -296,18 +299,20 @@ impl Connection {
             (None, None)
         } else {
             let Some(pending) = server.count_pending() else {
-                return self
-                    .shed(&id, record, "too many calls in flight", outbox)
-                    .await;
+                return Box::pin(self.shed(&id, record, "too many calls in flight", outbox)).await;
             };
             let bytes = match reserved {
                 Some(bytes) => bytes,
                 None => match server.inner.admission.reserve(len).await {
                     Some(bytes) => bytes,
                     None => {
-                        return self
-                            .shed(&id, record, "too many bytes in flight", outbox)
-                            .await;
+                        return Box::pin(self.shed(
+                            &id,
+                            record,
+                            "too many bytes in flight",
+                            outbox,
+                        ))
+                        .await;
                     }
                 },
             };
@@ -328,7 +333,7 @@ impl Connection {
             Ok(accepted) => accepted,
             // Two live requests with one id could not be told apart by the
             // client or by a cancellation.
-            Err(record) => self.duplicate(&id, *record, outbox).await,
+            Err(record) => Box::pin(self.duplicate(&id, *record, outbox)).await,
         }
     }
 

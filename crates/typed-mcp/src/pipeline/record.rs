@@ -42,7 +42,9 @@ impl Server {
                         .map(|g| (g.capability.name().to_owned(), g.scope.texts()))
                         .collect();
                 }
-                record.granted = Some(granted.into());
+                // Nothing granted reads as nothing set (`granted_scope`
+                // finds no grant either way): no empty list is allocated.
+                record.granted = (!granted.is_empty()).then(|| granted.into());
                 return Ok(record);
             }
             Err(missing) => missing,
