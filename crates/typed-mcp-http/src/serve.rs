@@ -95,11 +95,16 @@ where
             },
             () = &mut shutdown => break,
         };
-        let connection = http1::Builder::new()
-            .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app.clone()));
-        let connection = connections.watch(connection);
+        let app = app.clone();
+        let watcher = connections.watcher();
+        // The connection (and its read buffer) is made on the worker that
+        // serves it, not here: allocated by the accepting thread, every
+        // connection's buffers landed side by side in its heap, and that
+        // heap stayed resident (about 4 KiB more per open connection).
         tokio::spawn(async move {
-            if let Err(e) = connection.await {
+            let connection = http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), TowerToHyperService::new(app));
+            if let Err(e) = watcher.watch(connection).await {
                 // A client that went away mid-request, or sent garbage.
                 tracing::debug!(error = %e, "an HTTP connection ended with an error");
             }
