@@ -458,7 +458,6 @@ fn names_integer_type(schema: &Value) -> bool {
     }
 }
 
-/// A decoding error, reported at the arguments object.
 /// jsonschema's validator for a derived input schema.
 fn compile_full(schema: &Value) -> Result<Validator, String> {
     jsonschema::draft202012::options()
@@ -466,6 +465,7 @@ fn compile_full(schema: &Value) -> Result<Validator, String> {
         .map_err(|e| format!("the derived input schema does not compile: {e}"))
 }
 
+/// A decoding error, reported at the arguments object.
 fn decode_problem(message: String) -> ArgumentProblem {
     ArgumentProblem {
         path: String::new(),
