@@ -16,18 +16,12 @@ async fn both() -> (Client, Client) {
             .expect("the router builds")
     })
     .await;
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let direct = listener.local_addr().expect("a local address");
-    let service = HttpServer::new(server(&probe), direct)
-        .into_service("/mcp")
-        .expect("the service builds");
-    tokio::spawn(typed_mcp_http::serve(
-        listener,
-        service,
-        std::future::pending(),
-    ));
+    let direct = crate::support::serve_service(|addr| {
+        HttpServer::new(server(&probe), addr)
+            .into_service("/mcp")
+            .expect("the service builds")
+    })
+    .await;
     (Client::new(routed, "/mcp"), Client::new(direct, "/mcp"))
 }
 

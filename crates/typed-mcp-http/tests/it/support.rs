@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 use typed_mcp::wire::{CallToolResult, LoggingLevel};
 use typed_mcp::{Server, ServerBuilder, ToolError, declare::ToolDecl};
-use typed_mcp_http::HttpServer;
+use typed_mcp_http::{EndpointService, HttpServer};
 
 /// Long enough that nothing times out on a loaded machine; tests never assert
 /// on timing, only that something happened before this.
@@ -172,19 +172,29 @@ pub async fn serve_until(
 /// loopback port at `/`, as an `EndpointService` (the tests that pass their
 /// own router to [`serve`] cover the router).
 pub async fn serve_http(server: Server, http: impl FnOnce(HttpServer) -> HttpServer) -> Client {
+    let addr = serve_service(|addr| {
+        http(HttpServer::new(server, addr))
+            .into_service("/")
+            .expect("the service builds")
+    })
+    .await;
+    Client::new(addr, "/")
+}
+
+/// An `EndpointService` built for a fresh loopback port (`service` gets its
+/// address) and served there until the test's runtime ends.
+pub async fn serve_service(service: impl FnOnce(SocketAddr) -> EndpointService) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("a loopback port");
     let addr = listener.local_addr().expect("a local address");
-    let service = http(HttpServer::new(server, addr))
-        .into_service("/")
-        .expect("the service builds");
+    let service = service(addr);
     tokio::spawn(typed_mcp_http::serve(
         listener,
         service,
         std::future::pending(),
     ));
-    Client::new(addr, "/")
+    addr
 }
 
 /// The endpoint at `/` with default (loopback) settings.

@@ -83,29 +83,51 @@ fn server(receipts: &MemorySink) -> Server {
         .unwrap()
 }
 
-/// The desk behind `verifier`, served at `/mcp`; its base URL.
-async fn desk(verifier: impl TokenVerifier, issuer: &str, receipts: &MemorySink) -> String {
-    let oauth = desk_oauth(verifier, issuer);
-    let server = server(receipts);
-    let addr = serve(|addr| {
-        HttpServer::new(server, addr)
-            .oauth(oauth)
-            .mount("/mcp")
-            .unwrap()
-    })
-    .await;
-    format!("http://{addr}")
+/// How the desk is served.
+#[derive(Clone, Copy, Debug)]
+enum Via {
+    /// `mount("/mcp")`, a router.
+    Router,
+    /// `into_service("/mcp")`, which must still send every request through
+    /// the resource server's layer.
+    Service,
 }
 
-/// The desk's resource-server settings.
-fn desk_oauth(verifier: impl TokenVerifier, issuer: &str) -> OAuth {
-    OAuth::new(RESOURCE, verifier)
+/// The desk behind `verifier`, served at `/mcp`; its base URL.
+async fn desk(verifier: impl TokenVerifier, issuer: &str, receipts: &MemorySink) -> String {
+    desk_via(Via::Router, verifier, issuer, receipts).await
+}
+
+/// [`desk`], served as `via` says.
+async fn desk_via(
+    via: Via,
+    verifier: impl TokenVerifier,
+    issuer: &str,
+    receipts: &MemorySink,
+) -> String {
+    let oauth = OAuth::new(RESOURCE, verifier)
         .unwrap()
         .authorization_server(issuer)
         .unwrap()
         .map_scope("desk:admin", [DESK_ADMIN])
         .unwrap()
-        .resource_name("The test desk")
+        .resource_name("The test desk");
+    let http = |addr| HttpServer::new(server(receipts), addr).oauth(oauth);
+    let addr = match via {
+        Via::Router => serve(|addr| http(addr).mount("/mcp").unwrap()).await,
+        Via::Service => {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let service = http(addr).into_service("/mcp").unwrap();
+            tokio::spawn(typed_mcp_http::serve(
+                listener,
+                service,
+                std::future::pending(),
+            ));
+            addr
+        }
+    };
+    format!("http://{addr}")
 }
 
 async fn call(base: &str, token: Option<&str>, method: &str, params: Value) -> Reply {
@@ -131,10 +153,16 @@ fn guarded() -> Vec<(&'static str, Value)> {
 
 #[tokio::test]
 async fn the_metadata_document_names_the_resource_its_server_and_its_scopes() {
+    for via in [Via::Router, Via::Service] {
+        metadata_document(via).await;
+    }
+}
+
+async fn metadata_document(via: Via) {
     let key = Key::ec("k");
     let jwks = Jwks::start(&[&key]).await;
     let verifier = JwtVerifier::new(&jwks.issuer(), &jwks.url(), RESOURCE).unwrap();
-    let base = desk(verifier, &jwks.issuer(), &MemorySink::new()).await;
+    let base = desk_via(via, verifier, &jwks.issuer(), &MemorySink::new()).await;
     let reply = send(
         Method::GET,
         &format!("{base}/.well-known/oauth-protected-resource/mcp"),
@@ -161,12 +189,18 @@ async fn the_metadata_document_names_the_resource_its_server_and_its_scopes() {
 
 #[tokio::test]
 async fn without_a_token_the_answer_is_401_with_the_metadata_url_and_the_call_s_scope() {
+    for via in [Via::Router, Via::Service] {
+        without_a_token(via).await;
+    }
+}
+
+async fn without_a_token(via: Via) {
     let _ = Logs::global();
     let key = Key::rsa("k", jsonwebtoken::Algorithm::RS256);
     let jwks = Jwks::start(&[&key]).await;
     let verifier = JwtVerifier::new(&jwks.issuer(), &jwks.url(), RESOURCE).unwrap();
     let receipts = MemorySink::new();
-    let base = desk(verifier, &jwks.issuer(), &receipts).await;
+    let base = desk_via(via, verifier, &jwks.issuer(), &receipts).await;
 
     let reply = call(
         &base,
@@ -215,7 +249,10 @@ async fn without_a_token_the_answer_is_401_with_the_metadata_url_and_the_call_s_
             .status,
         401
     );
-    assert!(receipts.receipts().is_empty(), "nothing reached the server");
+    assert!(
+        receipts.receipts().is_empty(),
+        "nothing reached the server ({via:?})"
+    );
 
     // And the server still serves a caller with a token.
     let token = key.sign(&claims(&jwks.issuer(), ""));
@@ -654,58 +691,4 @@ async fn a_dated_client_s_session_is_challenged_too_and_outlives_its_token() {
     let all = receipts.receipts();
     let kinds: Vec<&str> = all.iter().map(|r| r.outcome.kind()).collect();
     assert_eq!(kinds, ["refused", "completed"]);
-}
-
-#[tokio::test]
-async fn served_as_an_endpoint_service_every_request_still_passes_the_resource_server() {
-    let key = Key::ec("k");
-    let jwks = Jwks::start(&[&key]).await;
-    let verifier = JwtVerifier::new(&jwks.issuer(), &jwks.url(), RESOURCE).unwrap();
-    let receipts = MemorySink::new();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let service = HttpServer::new(server(&receipts), addr)
-        .oauth(desk_oauth(verifier, &jwks.issuer()))
-        .into_service("/mcp")
-        .unwrap();
-    tokio::spawn(typed_mcp_http::serve(
-        listener,
-        service,
-        std::future::pending(),
-    ));
-    let base = format!("http://{addr}");
-
-    // No token: the resource server's 401, not the endpoint's answer.
-    let reply = call(
-        &base,
-        None,
-        "tools/call",
-        json!({"name": "close_ticket", "arguments": {}}),
-    )
-    .await;
-    assert_eq!(reply.status, 401);
-    assert_eq!(
-        reply.header("www-authenticate"),
-        Some(format!(r#"Bearer resource_metadata="{METADATA}", scope="desk.write""#).as_str())
-    );
-    assert!(receipts.receipts().is_empty(), "nothing reached the server");
-    // The metadata document is still served beside the endpoint.
-    let metadata = send(
-        Method::GET,
-        &format!("{base}/.well-known/oauth-protected-resource/mcp"),
-        &[],
-        vec![],
-    )
-    .await;
-    assert_eq!(metadata.status, 200);
-    // A token's caller is served.
-    let token = key.sign(&claims(&jwks.issuer(), ""));
-    let reply = call(
-        &base,
-        Some(&token),
-        "tools/call",
-        json!({"name": "whoami", "arguments": {}}),
-    )
-    .await;
-    assert_eq!(reply.status, 200);
 }
