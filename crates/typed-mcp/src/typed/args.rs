@@ -74,10 +74,11 @@ pub(crate) struct ArgumentValidator {
     /// the validator is made, or, for a simple schema, when a call's
     /// arguments are first refused.
     full: OnceLock<Result<Validator, String>>,
-    /// The input schema, kept while `full` may still need compiling.
+    /// The input schema, kept while `full` may still need compiling or when
+    /// it has secret (`writeOnly`) parts.
     schema: Option<Value>,
-    /// The input schema, kept when it has secret (`writeOnly`) parts.
-    secrets: Option<Value>,
+    /// Whether the schema has secret parts (see [`Self::secrets`]).
+    has_secrets: bool,
     /// Whether the schema has an integer anywhere: only then can an integral
     /// float need turning into an integer (decided once, not per call).
     has_integers: bool,
@@ -91,7 +92,7 @@ impl ArgumentValidator {
     /// tests hold it to that), so its full validator waits for the first
     /// call whose arguments it refuses.
     pub(crate) fn new(schema: &Value) -> Result<Self, String> {
-        let secrets = schema::has_secrets(schema).then(|| schema.clone());
+        let has_secrets = schema::has_secrets(schema);
         let has_integers = names_integer_type(schema);
         let simple = SimpleSchema::compile(schema);
         let full = OnceLock::new();
@@ -99,12 +100,17 @@ impl ArgumentValidator {
             let _ = full.set(Ok(compile_full(schema)?));
         }
         Ok(ArgumentValidator {
-            schema: simple.is_some().then(|| schema.clone()),
+            schema: (simple.is_some() || has_secrets).then(|| schema.clone()),
             simple,
             full,
-            secrets,
+            has_secrets,
             has_integers,
         })
+    }
+
+    /// The input schema when it has secret parts.
+    fn secrets(&self) -> Option<&Value> {
+        self.schema.as_ref().filter(|_| self.has_secrets)
     }
 
     /// The full validator, compiled on first use for a simple schema.
@@ -243,7 +249,7 @@ impl ArgumentValidator {
         &self,
         arguments: Value,
     ) -> Result<A, Vec<ArgumentProblem>> {
-        let Some(root) = &self.secrets else {
+        let Some(root) = self.secrets() else {
             return serde_json::from_value(arguments)
                 .map_err(|e| vec![decode_problem(e.to_string())]);
         };
@@ -267,7 +273,7 @@ impl ArgumentValidator {
 
     /// How many leading segments of `segments` lead to a secret, if any.
     fn secret_prefix(&self, segments: &[String]) -> Option<usize> {
-        schema::secret_prefix(self.secrets.as_ref()?, segments)
+        schema::secret_prefix(self.secrets()?, segments)
     }
 
     /// Adds the problems one validation error stands for. A failed
@@ -305,7 +311,7 @@ impl ArgumentValidator {
         }
         // In a tool with secrets, a message about a value that holds one (an
         // object failing a `oneOf`) must not quote it.
-        let fallback = if self.secrets.is_some() {
+        let fallback = if self.has_secrets {
             error.masked_with("the value").to_string()
         } else {
             error.to_string()

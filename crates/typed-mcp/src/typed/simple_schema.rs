@@ -410,10 +410,12 @@ impl<'s> Compiler<'s> {
                 }
                 "additionalProperties" => node.additional = Some(self.subschema(value)?),
                 "items" => node.items = Some(self.subschema(value)?),
-                "minItems" => node.min_items = Some(count(value)?),
-                "maxItems" => node.max_items = Some(count(value)?),
-                "minLength" => node.min_length = Some(count(value)?),
-                "maxLength" => node.max_length = Some(count(value)?),
+                // Counts are non-negative integers; an integral float (`2.0`)
+                // is left to the full validator.
+                "minItems" => node.min_items = Some(value.as_u64()?),
+                "maxItems" => node.max_items = Some(value.as_u64()?),
+                "minLength" => node.min_length = Some(value.as_u64()?),
+                "maxLength" => node.max_length = Some(value.as_u64()?),
                 "minimum" | "exclusiveMinimum" | "maximum" | "exclusiveMaximum" => {
                     let bound = Bound {
                         limit: value.as_number()?.clone(),
@@ -525,12 +527,6 @@ fn types(value: &Value) -> Option<u8> {
         }
         _ => None,
     }
-}
-
-/// A non-negative integer keyword value (`minItems`, `maxLength`...). An
-/// integral float (`2.0`) is left to the full validator.
-fn count(value: &Value) -> Option<u64> {
-    value.as_u64()
 }
 
 /// Of two bounds on one side, the one that refuses more.
