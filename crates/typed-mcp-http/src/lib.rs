@@ -458,20 +458,14 @@ impl HttpServer {
     ///
     /// As [`mount`](Self::mount).
     pub fn into_service(self, path: &str) -> Result<EndpointService, HttpError> {
-        #[cfg(feature = "oauth")]
-        let direct_allowed = self.oauth.is_none();
-        #[cfg(not(feature = "oauth"))]
-        let direct_allowed = true;
-        let (endpoint, router) = self.endpoint_at(path)?;
-        Ok(EndpointService::new(
-            direct_allowed.then_some(endpoint),
-            path,
-            router,
-        ))
+        let (direct, router) = self.endpoint_at(path)?;
+        Ok(EndpointService::new(direct, path, router))
     }
 
-    /// The endpoint at `path` and the router serving it.
-    fn endpoint_at(self, path: &str) -> Result<(Arc<Endpoint>, Router), HttpError> {
+    /// The router serving the endpoint at `path`, and the endpoint itself
+    /// unless a layer wraps its route (then every request must take the
+    /// router).
+    fn endpoint_at(self, path: &str) -> Result<(Option<Arc<Endpoint>>, Router), HttpError> {
         if !path.starts_with('/') || path.contains(['{', '}', '*']) {
             return Err(HttpError::InvalidPath {
                 path: path.to_owned(),
@@ -519,9 +513,9 @@ impl HttpServer {
                 Some(metadata) => router.merge(metadata),
                 None => router,
             };
-            return Ok((endpoint, router));
+            return Ok((None, router));
         }
-        Ok((endpoint, router))
+        Ok((Some(endpoint), router))
     }
 }
 
