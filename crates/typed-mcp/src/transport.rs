@@ -73,10 +73,12 @@
 
 mod tasks;
 
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use typed_mcp_core::legacy::Handshake;
@@ -187,7 +189,7 @@ impl Reply {
 #[derive(Debug)]
 pub struct Outgoing {
     message: Message,
-    _room: Option<OwnedSemaphorePermit>,
+    _room: Option<Room>,
     _request: Option<OwnedSemaphorePermit>,
 }
 
@@ -224,34 +226,149 @@ impl Outgoing {
     }
 }
 
+/// A queued message's bytes in its outbox, given back when it is dropped.
+struct Room {
+    shared: Arc<Shared>,
+    permits: u32,
+}
+
+impl std::fmt::Debug for Room {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Room")
+            .field("bytes", &self.permits)
+            .finish()
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        self.shared.room.add_permits(self.permits as usize);
+    }
+}
+
 enum Item {
     Out(Outgoing),
     End,
 }
 
+/// What an outbox's clones and its inbox share: one allocation per stream
+/// (an HTTP POST makes one), where a channel of the async runtime's took
+/// three and a few kilobytes of slots for what is nearly always one reply.
+struct Shared {
+    queue: Mutex<Queue>,
+    /// Wakes the thread in [`Inbox::blocking_recv`] (the stdio writer).
+    ready: Condvar,
+    /// Free bytes: a sender takes its message's cost before queueing it.
+    room: Semaphore,
+    capacity: usize,
+}
+
+struct Queue {
+    /// The oldest item, kept inline: most streams (an HTTP POST) carry one
+    /// message, queued without allocating.
+    first: Option<Item>,
+    /// The items after `first`, in order.
+    items: VecDeque<Item>,
+    /// Live [`Outbox`] clones: with none left, the drained inbox ends.
+    senders: usize,
+    /// False once the inbox is dropped: sends fail from then on.
+    open: bool,
+    /// The task waiting in [`Inbox::recv`].
+    waker: Option<Waker>,
+    /// True while a thread waits in [`Inbox::blocking_recv`].
+    blocked: bool,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        // Nothing panics while holding the lock; a poisoned queue is whole.
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `item` and wakes the reader; false (and `item` dropped) when
+    /// the inbox is gone.
+    fn push(&self, item: Item) -> bool {
+        let mut queue = self.lock();
+        if !queue.open {
+            drop(queue);
+            // Dropped outside the lock: its room goes back to the semaphore.
+            drop(item);
+            return false;
+        }
+        if queue.first.is_none() && queue.items.is_empty() {
+            queue.first = Some(item);
+        } else {
+            queue.items.push_back(item);
+        }
+        self.wake(queue);
+        true
+    }
+
+    /// Wakes whoever waits on `queue`, after letting go of the lock.
+    fn wake(&self, mut queue: MutexGuard<'_, Queue>) {
+        let waker = queue.waker.take();
+        let blocked = queue.blocked;
+        drop(queue);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        if blocked {
+            // `blocked` is set and cleared under the lock by the one
+            // waiting thread, so this wakeup is not lost.
+            self.ready.notify_one();
+        }
+    }
+
+    /// The next item, or what the inbox should answer when none is queued:
+    /// `Some(None)` once every sender is gone, `None` while one may send.
+    fn pop(queue: &mut Queue) -> Option<Option<Item>> {
+        match queue.first.take().or_else(|| queue.items.pop_front()) {
+            Some(item) => Some(Some(item)),
+            None if queue.senders == 0 => Some(None),
+            None => None,
+        }
+    }
+}
+
 /// Where the server queues the messages of one stream (a stdio pipe, one
 /// HTTP request): notifications, then replies. Bounded in bytes: a sender
 /// waits for room. Cheap to clone.
-#[derive(Clone)]
 pub struct Outbox {
-    tx: mpsc::UnboundedSender<Item>,
-    room: Arc<Semaphore>,
-    capacity: usize,
+    shared: Arc<Shared>,
+}
+
+impl Clone for Outbox {
+    fn clone(&self) -> Self {
+        self.shared.lock().senders += 1;
+        Outbox {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for Outbox {
+    fn drop(&mut self) {
+        let mut queue = self.shared.lock();
+        queue.senders -= 1;
+        if queue.senders == 0 {
+            // The reader may be waiting for a message that will never come.
+            self.shared.wake(queue);
+        }
+    }
 }
 
 impl std::fmt::Debug for Outbox {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Outbox")
-            .field("capacity", &self.capacity)
-            .field("free", &self.room.available_permits())
+            .field("capacity", &self.shared.capacity)
+            .field("free", &self.shared.room.available_permits())
             .finish()
     }
 }
 
 /// The receiving end of an [`Outbox`], drained by the transport.
 pub struct Inbox {
-    rx: mpsc::UnboundedReceiver<Item>,
-    room: Arc<Semaphore>,
+    shared: Arc<Shared>,
     ended: bool,
 }
 
@@ -275,17 +392,25 @@ impl Outbox {
             MESSAGE_OVERHEAD,
             Semaphore::MAX_PERMITS.min(u32::MAX as usize),
         );
-        let (tx, rx) = mpsc::unbounded_channel();
-        let room = Arc::new(Semaphore::new(capacity));
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                first: None,
+                items: VecDeque::new(),
+                senders: 1,
+                open: true,
+                waker: None,
+                blocked: false,
+            }),
+            ready: Condvar::new(),
+            room: Semaphore::new(capacity),
+            capacity,
+        });
         (
             Outbox {
-                tx,
-                room: room.clone(),
-                capacity,
+                shared: shared.clone(),
             },
             Inbox {
-                rx,
-                room,
+                shared,
                 ended: false,
             },
         )
@@ -303,28 +428,32 @@ impl Outbox {
         message: Message,
         request: Option<OwnedSemaphorePermit>,
     ) -> bool {
-        let cost = (message.body().len() + MESSAGE_OVERHEAD).min(self.capacity);
-        let Ok(room) = self.room.clone().acquire_many_owned(cost as u32).await else {
+        let cost = (message.body().len() + MESSAGE_OVERHEAD).min(self.shared.capacity) as u32;
+        let Ok(permit) = self.shared.room.acquire_many(cost).await else {
             return false;
         };
-        self.tx
-            .send(Item::Out(Outgoing {
-                message,
-                _room: Some(room),
-                _request: request,
-            }))
-            .is_ok()
+        // Held by the queued message from here, given back when it is dropped.
+        permit.forget();
+        let room = Room {
+            shared: self.shared.clone(),
+            permits: cost,
+        };
+        self.shared.push(Item::Out(Outgoing {
+            message,
+            _room: Some(room),
+            _request: request,
+        }))
     }
 
     /// Ends the stream: the inbox yields what was queued before, then `None`,
     /// even while handlers still hold clones of this outbox.
     pub fn end(&self) {
-        let _ = self.tx.send(Item::End);
+        self.shared.push(Item::End);
     }
 
     /// True once the inbox is gone (the client went away).
     pub fn is_closed(&self) -> bool {
-        self.tx.is_closed()
+        !self.shared.lock().open
     }
 }
 
@@ -332,15 +461,29 @@ impl Inbox {
     /// The next message, or `None` once the stream ended (every outbox was
     /// dropped, or [`Outbox::end`] was called).
     pub async fn recv(&mut self) -> Option<Outgoing> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// [`recv`](Self::recv) as a poll: a message is taken only when it is
+    /// returned, so a `recv` dropped while it waits loses nothing.
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Outgoing>> {
         if self.ended {
-            return None;
+            return Poll::Ready(None);
         }
-        match self.rx.recv().await {
-            Some(Item::Out(out)) => Some(out),
-            Some(Item::End) | None => {
-                self.ended = true;
-                None
+        let taken = {
+            let mut queue = self.shared.lock();
+            let taken = Shared::pop(&mut queue);
+            if taken.is_none() {
+                match &mut queue.waker {
+                    Some(waker) if waker.will_wake(cx.waker()) => {}
+                    slot => *slot = Some(cx.waker().clone()),
+                }
             }
+            taken
+        };
+        match taken {
+            Some(item) => Poll::Ready(self.outgoing(item)),
+            None => Poll::Pending,
         }
     }
 
@@ -350,12 +493,19 @@ impl Inbox {
         if self.ended {
             return None;
         }
-        match self.rx.blocking_recv() {
-            Some(Item::Out(out)) => Some(out),
-            Some(Item::End) | None => {
-                self.ended = true;
-                None
+        let mut queue = self.shared.lock();
+        loop {
+            if let Some(item) = Shared::pop(&mut queue) {
+                drop(queue);
+                return self.outgoing(item);
             }
+            queue.blocked = true;
+            queue = self
+                .shared
+                .ready
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+            queue.blocked = false;
         }
     }
 
@@ -365,27 +515,39 @@ impl Inbox {
         if self.ended {
             return None;
         }
-        match self.rx.try_recv() {
-            Ok(Item::Out(out)) => Some(out),
-            Ok(Item::End) | Err(mpsc::error::TryRecvError::Disconnected) => {
-                self.ended = true;
-                None
-            }
-            Err(mpsc::error::TryRecvError::Empty) => None,
-        }
+        let item = Shared::pop(&mut self.shared.lock())?;
+        self.outgoing(item)
     }
 
     /// True when nothing is queued now.
     pub fn is_empty(&self) -> bool {
-        self.rx.is_empty()
+        let queue = self.shared.lock();
+        queue.first.is_none() && queue.items.is_empty()
+    }
+
+    /// What a taken item answers: its message, or the end of the stream.
+    fn outgoing(&mut self, item: Option<Item>) -> Option<Outgoing> {
+        match item {
+            Some(Item::Out(out)) => Some(out),
+            Some(Item::End) | None => {
+                self.ended = true;
+                None
+            }
+        }
     }
 }
 
 impl Drop for Inbox {
     fn drop(&mut self) {
         // Senders waiting for room would wait forever: nobody will read.
-        self.room.close();
-        self.rx.close();
+        self.shared.room.close();
+        let queued = {
+            let mut queue = self.shared.lock();
+            queue.open = false;
+            (queue.first.take(), std::mem::take(&mut queue.items))
+        };
+        // Dropped outside the lock: each gives its room back.
+        drop(queued);
     }
 }
 
@@ -931,3 +1093,6 @@ impl Drop for Connection {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
