@@ -279,6 +279,12 @@ struct Queue {
     blocked: bool,
 }
 
+impl Queue {
+    fn is_empty(&self) -> bool {
+        self.first.is_none() && self.items.is_empty()
+    }
+}
+
 impl Shared {
     fn lock(&self) -> MutexGuard<'_, Queue> {
         // Nothing panics while holding the lock; a poisoned queue is whole.
@@ -295,7 +301,7 @@ impl Shared {
             drop(item);
             return false;
         }
-        if queue.first.is_none() && queue.items.is_empty() {
+        if queue.is_empty() {
             queue.first = Some(item);
         } else {
             queue.items.push_back(item);
@@ -319,14 +325,11 @@ impl Shared {
         }
     }
 
-    /// The next item, or what the inbox should answer when none is queued:
-    /// `Some(None)` once every sender is gone, `None` while one may send.
-    fn pop(queue: &mut Queue) -> Option<Option<Item>> {
-        match queue.first.take().or_else(|| queue.items.pop_front()) {
-            Some(item) => Some(Some(item)),
-            None if queue.senders == 0 => Some(None),
-            None => None,
-        }
+    /// The next item: what is queued, else [`Item::End`] once every sender
+    /// is gone; `None` while one may still send.
+    fn pop(queue: &mut Queue) -> Option<Item> {
+        let queued = queue.first.take().or_else(|| queue.items.pop_front());
+        queued.or((queue.senders == 0).then_some(Item::End))
     }
 }
 
@@ -521,15 +524,14 @@ impl Inbox {
 
     /// True when nothing is queued now.
     pub fn is_empty(&self) -> bool {
-        let queue = self.shared.lock();
-        queue.first.is_none() && queue.items.is_empty()
+        self.shared.lock().is_empty()
     }
 
     /// What a taken item answers: its message, or the end of the stream.
-    fn outgoing(&mut self, item: Option<Item>) -> Option<Outgoing> {
+    fn outgoing(&mut self, item: Item) -> Option<Outgoing> {
         match item {
-            Some(Item::Out(out)) => Some(out),
-            Some(Item::End) | None => {
+            Item::Out(out) => Some(out),
+            Item::End => {
                 self.ended = true;
                 None
             }

@@ -29,7 +29,10 @@ async fn queued_messages_come_in_order_then_the_end_once_every_sender_is_gone() 
     tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(!waiting.is_finished(), "recv waits while a sender lives");
     drop(clone);
-    let (ended, mut inbox) = waiting.await.expect("recv");
+    let (ended, mut inbox) = tokio::time::timeout(Duration::from_secs(5), waiting)
+        .await
+        .expect("the last sender's drop woke the reader")
+        .expect("recv");
     assert!(
         ended,
         "the last sender's drop wakes the reader and ends the stream"
@@ -109,23 +112,36 @@ async fn a_dropped_inbox_fails_sends_and_frees_waiting_senders_and_queued_rooms(
 }
 
 #[tokio::test]
-async fn a_recv_given_up_loses_no_message() {
+async fn a_recv_given_up_leaves_the_next_one_in_another_task_to_be_woken() {
     let (outbox, mut inbox) = Outbox::channel();
     let timed_out = tokio::time::timeout(Duration::from_millis(10), inbox.recv()).await;
     assert!(timed_out.is_err());
+    // The waker the abandoned recv left is another task's: the next recv
+    // must put its own in its place, or the send below wakes nobody.
+    let waiting = tokio::spawn(async move { text(inbox.recv().await) });
+    tokio::time::sleep(Duration::from_millis(20)).await;
     assert!(outbox.send(note("kept")).await);
-    assert_eq!(text(inbox.recv().await).as_deref(), Some("kept"));
+    let got = tokio::time::timeout(Duration::from_secs(5), waiting).await;
+    assert_eq!(
+        got.expect("the waiting recv was woken")
+            .expect("recv")
+            .as_deref(),
+        Some("kept")
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_blocked_writer_thread_is_woken_by_each_send_and_by_the_end() {
     let (outbox, mut inbox) = Outbox::channel();
-    let writer = std::thread::spawn(move || {
+    let (done, seen) = std::sync::mpsc::channel();
+    // Not joined: a writer never woken fails the test below instead of
+    // hanging it.
+    std::thread::spawn(move || {
         let mut seen = Vec::new();
-        while let Some(out) = inbox.blocking_recv() {
-            seen.push(String::from_utf8(out.body().to_vec()).expect("utf-8"));
+        while let Some(text) = text(inbox.blocking_recv()) {
+            seen.push(text);
         }
-        seen
+        let _ = done.send(seen);
     });
     for i in 0..200 {
         assert!(outbox.send(note(&i.to_string())).await);
@@ -134,9 +150,8 @@ async fn a_blocked_writer_thread_is_woken_by_each_send_and_by_the_end() {
         }
     }
     drop(outbox);
-    let seen = tokio::task::spawn_blocking(move || writer.join().expect("writer"))
-        .await
-        .expect("join");
+    let seen = tokio::task::block_in_place(|| seen.recv_timeout(Duration::from_secs(5)))
+        .expect("the writer was woken for every message and for the end");
     let expected: Vec<String> = (0..200).map(|i| i.to_string()).collect();
     assert_eq!(seen, expected);
 }
