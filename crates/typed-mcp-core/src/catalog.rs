@@ -529,6 +529,8 @@ impl CatalogOptions {
 #[derive(Debug)]
 pub struct Catalog {
     pub(crate) server_info: Arc<Implementation>,
+    /// `ResultMeta::server(server_info)` encoded once: every result's `_meta`.
+    server_meta: Box<str>,
     pub(crate) tools: Vec<ToolEntry>,
     pub(crate) tool_index: foldhash::HashMap<String, usize>,
     pub(crate) resources: Vec<ResourceEntry>,
@@ -668,6 +670,7 @@ impl Catalog {
                 .collect(),
         };
         Ok(Catalog {
+            server_meta: to_json(&meta),
             server_info,
             tools,
             tool_index,
@@ -696,6 +699,14 @@ impl Catalog {
     /// The server's identity.
     pub fn server_info(&self) -> &Arc<Implementation> {
         &self.server_info
+    }
+
+    /// The `_meta` of a result that names the server and nothing else,
+    /// encoded once as JSON: what [`ResultMeta::server`] with
+    /// [`Catalog::server_info`] serializes as, for
+    /// [`encode::result_with_meta`](crate::encode::result_with_meta).
+    pub fn server_meta_json(&self) -> &str {
+        &self.server_meta
     }
 
     /// The capabilities `server/discover` announces.

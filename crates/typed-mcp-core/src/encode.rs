@@ -26,6 +26,50 @@ pub fn result<T: Serialize + ?Sized>(id: &RequestId, result: &T) -> Vec<u8> {
     out
 }
 
+/// Like [`result`], with `meta_json` (one JSON object, already encoded)
+/// written as the result's last member, `_meta`. `result` must serialize as
+/// an object with no `_meta` of its own.
+///
+/// A server's results all carry the same `_meta` (its serverInfo), so it is
+/// encoded once instead of on every call. The bytes are those of [`result`]
+/// for a result whose `_meta` is serialized last and encodes as `meta_json`.
+///
+/// ```
+/// use typed_mcp_core::{RequestId, encode};
+/// let id = RequestId::from("7");
+/// let body = encode::result_with_meta(&id, &serde_json::json!({"a": 1}), r#"{"k":2}"#);
+/// assert_eq!(body, br#"{"jsonrpc":"2.0","id":"7","result":{"a":1,"_meta":{"k":2}}}"#);
+/// ```
+pub fn result_with_meta<T: Serialize + ?Sized>(
+    id: &RequestId,
+    result: &T,
+    meta_json: &str,
+) -> Vec<u8> {
+    let mut out = head(Some(id), b"result");
+    let start = out.len();
+    if let Err(e) = write_json(&mut out, result) {
+        return error(
+            Some(id),
+            &RpcError::internal(format!("the result could not be encoded: {e}")),
+        );
+    }
+    if out.len() < start + 2 || out[start] != b'{' || out.last() != Some(&b'}') {
+        return error(
+            Some(id),
+            &RpcError::internal("the result could not be encoded: it is not a JSON object"),
+        );
+    }
+    out.pop();
+    if out.len() > start + 1 {
+        out.push(b',');
+    }
+    out.reserve(meta_json.len() + 11);
+    out.extend_from_slice(b"\"_meta\":");
+    out.extend_from_slice(meta_json.as_bytes());
+    out.extend_from_slice(b"}}");
+    out
+}
+
 /// Like [`result`], for a result already serialized as one JSON object.
 pub fn result_raw(id: &RequestId, result_json: &str) -> Vec<u8> {
     let mut out = head(Some(id), b"result");
@@ -643,6 +687,43 @@ fn escape_str(out: &mut Vec<u8>, s: &str) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_meta_given_encoded_gives_the_bytes_of_the_meta_serialized() {
+        use crate::wire::{CallToolResult, Implementation, ResultMeta};
+        let info = std::sync::Arc::new(Implementation::new("desk", "1.0.0"));
+        let meta_json = to_string(&ResultMeta::server(info.clone())).unwrap();
+        let id = RequestId::from("q");
+        for result in [
+            CallToolResult::text("4"),
+            CallToolResult::structured(json!({"a": [1, {"b": "\"x\"\n"}]})),
+            CallToolResult::error("no"),
+            CallToolResult::default(),
+        ] {
+            let mut stamped = result.clone();
+            stamped.meta = ResultMeta::server(info.clone());
+            assert_eq!(
+                String::from_utf8(result_with_meta(&id, &result, &meta_json)).unwrap(),
+                String::from_utf8(super::result(&id, &stamped)).unwrap()
+            );
+        }
+        // An empty object takes no comma.
+        assert_eq!(
+            result_with_meta(&id, &json!({}), "{}"),
+            br#"{"jsonrpc":"2.0","id":"q","result":{"_meta":{}}}"#
+        );
+    }
+
+    #[test]
+    fn a_meta_on_a_result_that_is_not_an_object_is_an_internal_error() {
+        let id = RequestId::from("q");
+        for result in [json!([1, 2]), json!("text"), json!(7)] {
+            let v: serde_json::Value =
+                serde_json::from_slice(&result_with_meta(&id, &result, "{}")).unwrap();
+            assert_eq!(v["error"]["code"], -32603, "{result}");
+            assert_eq!(v["id"], "q");
+        }
+    }
 
     #[test]
     fn messages_are_single_line_and_echo_ids() {

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use typed_mcp_core::legacy::{downgrade_message, encode_call_result, is_legacy_version};
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
-    CallToolResult, CompleteResult, Completion, InputRequiredResult, ReadResourceResult,
-    ResultMeta, ResultType,
+    CallToolResult, CompleteResult, Completion, GetPromptResult, InputRequiredResult,
+    ReadResourceResult, ResultMeta, ResultType,
 };
 use typed_mcp_core::{RequestId, RpcError, Target, encode};
 
@@ -83,8 +83,19 @@ impl Server {
         }
         // Not cacheable, so no cache hints; identified like every result.
         asked.result_type = ResultType::InputRequired;
-        asked.meta.server_info = Some(self.catalog().server_info().clone());
-        Ok(encode::result(id, &asked))
+        Ok(self.encode_stamped(id, &mut asked))
+    }
+
+    /// `result`'s response with the server named in its `_meta`. A `_meta`
+    /// that holds nothing else (nearly every result) is the one the catalog
+    /// encoded once, not serialized again for every call.
+    fn encode_stamped<R: Stamped>(&self, id: &RequestId, result: &mut R) -> Vec<u8> {
+        let catalog = self.catalog();
+        if result.meta_mut().is_empty() {
+            return encode::result_with_meta(id, result, catalog.server_meta_json());
+        }
+        result.meta_mut().server_info = Some(catalog.server_info().clone());
+        encode::result(id, result)
     }
 
     fn handler_panicked(&self, kind: &str, name: &str, panic: &str) -> RpcError {
@@ -287,8 +298,7 @@ impl Server {
                     return Ok(encode_call_result(id, &result, version));
                 }
                 result.result_type = ResultType::Complete;
-                result.meta.server_info = Some(catalog.server_info().clone());
-                Ok(encode::result(id, &result))
+                Ok(self.encode_stamped(id, &mut result))
             }
             Target::Resource { uri, matched } => {
                 let (handler, cache, variables) = match matched {
@@ -370,8 +380,7 @@ impl Server {
                 match reply {
                     Answer::Done(mut result) => {
                         result.result_type = ResultType::Complete;
-                        result.meta.server_info = Some(catalog.server_info().clone());
-                        Ok(encode::result(id, &result))
+                        Ok(self.encode_stamped(id, &mut result))
                     }
                     Answer::NeedsInput(asked) => {
                         let body = self.input_required(id, name, asked, &binding, &ctx)?;
@@ -620,5 +629,29 @@ fn human_duration(d: Duration) -> String {
         format!("{}s", ms / 1000)
     } else {
         format!("{}s", (ms as f64) / 1000.0)
+    }
+}
+
+/// A result that names the server in its `_meta`, serialized as its last
+/// member (as [`encode::result_with_meta`] writes it).
+trait Stamped: serde::Serialize {
+    fn meta_mut(&mut self) -> &mut ResultMeta;
+}
+
+impl Stamped for CallToolResult {
+    fn meta_mut(&mut self) -> &mut ResultMeta {
+        &mut self.meta
+    }
+}
+
+impl Stamped for GetPromptResult {
+    fn meta_mut(&mut self) -> &mut ResultMeta {
+        &mut self.meta
+    }
+}
+
+impl Stamped for InputRequiredResult {
+    fn meta_mut(&mut self) -> &mut ResultMeta {
+        &mut self.meta
     }
 }
