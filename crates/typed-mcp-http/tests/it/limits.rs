@@ -63,6 +63,54 @@ async fn an_oversized_chunked_body_is_413() {
 }
 
 #[tokio::test]
+async fn a_body_sent_in_several_chunks_is_read_whole() {
+    // Each chunk is its own write, with a pause between, so the body reaches
+    // the server as several frames (and a trailer), not one.
+    let client = serve_default(&Probe::default()).await;
+    let body = json!({
+        "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            },
+            "name": "add", "arguments": {"a": 40, "b": 2}
+        }
+    })
+    .to_string();
+    let (one, rest) = body.split_at(10);
+    let (two, three) = rest.split_at(rest.len() / 2);
+    let mut stream = tokio::net::TcpStream::connect(client.addr).await.unwrap();
+    let head = "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: add\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n";
+    stream.write_all(head.as_bytes()).await.unwrap();
+    for chunk in [one, two, three] {
+        let framed = format!("{:x}\r\n{chunk}\r\n", chunk.len());
+        stream.write_all(framed.as_bytes()).await.unwrap();
+        stream.flush().await.unwrap();
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    stream
+        .write_all(b"0\r\nX-Trailer: t\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    tokio::time::timeout(PATIENCE, stream.read_to_end(&mut reply))
+        .await
+        .expect("an answer in time")
+        .unwrap();
+    let reply = String::from_utf8(reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let json_start = reply.find("{\"jsonrpc\"").expect("a JSON-RPC body");
+    let answer: serde_json::Value = serde_json::Deserializer::from_str(&reply[json_start..])
+        .into_iter()
+        .next()
+        .unwrap()
+        .unwrap();
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["result"]["structuredContent"]["sum"], 42, "{answer}");
+}
+
+#[tokio::test]
 async fn ten_thousand_levels_are_400_and_the_server_goes_on() {
     let client = serve_default(&Probe::default()).await;
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
