@@ -707,6 +707,21 @@ mod tests {
                 String::from_utf8(super::result(&id, &stamped)).unwrap()
             );
         }
+        // The other results the pipeline stamps so.
+        let mut prompt = crate::wire::GetPromptResult::new(Vec::new());
+        let plain = String::from_utf8(result_with_meta(&id, &prompt, &meta_json)).unwrap();
+        prompt.meta = ResultMeta::server(info.clone());
+        assert_eq!(
+            plain,
+            String::from_utf8(super::result(&id, &prompt)).unwrap()
+        );
+        let mut asked = crate::wire::InputRequiredResult::new(serde_json::Map::new());
+        let plain = String::from_utf8(result_with_meta(&id, &asked, &meta_json)).unwrap();
+        asked.meta = ResultMeta::server(info.clone());
+        assert_eq!(
+            plain,
+            String::from_utf8(super::result(&id, &asked)).unwrap()
+        );
         // An empty object takes no comma.
         assert_eq!(
             result_with_meta(&id, &json!({}), "{}"),
