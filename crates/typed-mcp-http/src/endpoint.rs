@@ -101,11 +101,8 @@ use crate::sessions::{InUse, Session, SessionStore, new_session_id};
 /// The header naming a legacy session.
 const SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 
-/// The standard headers the router reads on every request, named once:
-/// looking a header up by `&str` parses and lowercases the name first.
+/// The header naming the revision of a request.
 const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
-const MCP_METHOD: HeaderName = HeaderName::from_static("mcp-method");
-const MCP_NAME: HeaderName = HeaderName::from_static("mcp-name");
 
 /// The JSON-RPC code of "session not found" on the legacy wire.
 const SESSION_NOT_FOUND: i32 = -32001;
@@ -248,8 +245,8 @@ impl Endpoint {
         let response = self.dispatch(request, headers).await;
         // A shared store writes what the request changed before the client
         // can send its next request (to any replica).
-        if let (Some(store), Some(session), Some(id)) =
-            (&self.sessions, &session, session_id(headers))
+        if let (Some(store), Some(session)) = (&self.sessions, &session)
+            && let Some(id) = session_id(headers)
         {
             store.answered(id, session).await;
         }
@@ -268,7 +265,7 @@ impl Endpoint {
         } = request;
         let (outbox, mut inbox) = Outbox::channel();
         let accepted = {
-            let request_headers = RequestHeaders(headers);
+            let request_headers = RequestHeaders::new(headers);
             let inbound = Inbound::default()
                 .headers(&request_headers)
                 .principal(principal.as_ref());
@@ -448,10 +445,11 @@ impl Endpoint {
 /// True when a POST belongs to a session: it names one, and is not a
 /// 2026-07-28 request (whose revision has no sessions, so ignores the header).
 fn names_session(headers: &HeaderMap) -> bool {
-    let modern = headers
-        .get(MCP_PROTOCOL_VERSION)
-        .is_some_and(|v| v.as_bytes() == PROTOCOL_VERSION.as_bytes());
-    headers.contains_key(SESSION_ID) && !modern
+    // The session id first: a 2026-07-28 request, the common one, has none.
+    headers.contains_key(SESSION_ID)
+        && headers
+            .get(MCP_PROTOCOL_VERSION)
+            .is_none_or(|v| v.as_bytes() != PROTOCOL_VERSION.as_bytes())
 }
 
 /// The session a request names, when the store holds it and it belongs to
@@ -553,20 +551,42 @@ struct Post {
 /// The request's headers as the router reads them. A value that is not visible
 /// ASCII, or a header sent more than once, reads as [`INVALID`], which no body
 /// value equals and no decoding accepts: the router answers `-32020`.
-struct RequestHeaders<'a>(&'a HeaderMap);
+struct RequestHeaders<'a> {
+    map: &'a HeaderMap,
+    /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`, which the router
+    /// reads on every request: found in one pass over the headers instead of
+    /// a hashed lookup each.
+    standard: [Option<&'a str>; 3],
+}
+
+/// The headers [`RequestHeaders`] finds in its one pass, in its order.
+const STANDARD_HEADERS: [&str; 3] = ["mcp-protocol-version", "mcp-method", "mcp-name"];
+
+impl<'a> RequestHeaders<'a> {
+    fn new(map: &'a HeaderMap) -> Self {
+        let mut standard = [None; 3];
+        for (name, value) in map {
+            let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name.as_str()) else {
+                continue;
+            };
+            standard[slot] = Some(match standard[slot] {
+                None => value.to_str().unwrap_or(INVALID),
+                Some(_) => INVALID,
+            });
+        }
+        RequestHeaders { map, standard }
+    }
+}
 
 /// What an unreadable header value looks like to the router.
 const INVALID: &str = "\u{fffd}invalid header value\u{fffd}";
 
 impl Headers for RequestHeaders<'_> {
     fn get(&self, name: &str) -> Option<&str> {
-        let values = match name {
-            "mcp-protocol-version" => self.0.get_all(MCP_PROTOCOL_VERSION),
-            "mcp-method" => self.0.get_all(MCP_METHOD),
-            "mcp-name" => self.0.get_all(MCP_NAME),
-            other => self.0.get_all(other),
-        };
-        let mut values = values.iter();
+        if let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name) {
+            return self.standard[slot];
+        }
+        let mut values = self.map.get_all(name).iter();
         let first = values.next()?;
         if values.next().is_some() {
             return Some(INVALID);
@@ -886,9 +906,21 @@ mod tests {
         map.append("mcp-method", HeaderValue::from_static("a"));
         map.append("mcp-method", HeaderValue::from_static("b"));
         map.insert("mcp-param-Region", HeaderValue::from_static("eu"));
-        let h = RequestHeaders(&map);
+        map.insert(
+            "mcp-protocol-version",
+            HeaderValue::from_static("2026-07-28"),
+        );
+        let h = RequestHeaders::new(&map);
+        // The names the router asks for (found in one pass) and any other
+        // spelling (looked up) read alike.
         assert_eq!(h.get("Mcp-Name"), Some(INVALID));
+        assert_eq!(h.get("mcp-name"), Some(INVALID));
         assert_eq!(h.get("mcp-method"), Some(INVALID));
+        assert_eq!(h.get("MCP-Method"), Some(INVALID));
+        assert_eq!(h.get("mcp-protocol-version"), Some("2026-07-28"));
+        assert_eq!(h.get("MCP-Protocol-Version"), Some("2026-07-28"));
+        let empty = HeaderMap::new();
+        assert_eq!(RequestHeaders::new(&empty).get("mcp-method"), None);
         assert_eq!(h.get("MCP-PARAM-REGION"), Some("eu"));
         assert_eq!(h.get("mcp-param-region"), Some("eu"));
         assert_eq!(h.get("absent"), None);
