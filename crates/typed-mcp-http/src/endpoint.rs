@@ -665,8 +665,6 @@ impl Drop for RunningCall {
     }
 }
 
-/// The message's JSON text, without a copy: a message the server queued
-/// gives its room back when these bytes are dropped, once written.
 /// The whole body, refused past `max` bytes (the error is then a
 /// [`LengthLimitError`]). A body that comes as one data frame (nearly every
 /// request: hyper reads a small body with its head) is that frame's bytes,
@@ -707,6 +705,8 @@ async fn rest_of_body(
     Ok(whole.freeze())
 }
 
+/// The message's JSON text, without a copy: a message the server queued
+/// gives its room back when these bytes are dropped, once written.
 fn into_bytes(out: Outgoing) -> Bytes {
     Bytes::from_owner(Written(out))
 }
