@@ -151,7 +151,9 @@ thread_local! {
 /// buffer, then freed, made the allocator hand the top of its heap back and
 /// fault it in again for the next one (measured: a page fault every few
 /// calls, about 15% of a 10 kB call's CPU). A message over
-/// [`SCRATCH_KEPT_UP_TO`] takes the buffer instead of a copy.
+/// [`SCRATCH_KEPT_UP_TO`] takes the buffer instead of a copy, so a thread
+/// keeps at most twice that (a buffer grown by doubling), for as long as the
+/// thread lives.
 fn in_scratch<E>(write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>) -> Result<Vec<u8>, E> {
     SCRATCH.with(|cell| {
         // Busy when a value being written writes a message itself.
