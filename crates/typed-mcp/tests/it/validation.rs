@@ -225,6 +225,38 @@ async fn nesting_deeper_than_the_limit_is_a_parse_error_and_the_server_lives_on(
 }
 
 #[tokio::test]
+async fn a_short_message_is_held_to_the_depth_limit_whatever_its_strings_hold() {
+    // A call's clientCapabilities object is 4 levels deep and its arguments
+    // object 3; each array around `n` adds one.
+    let server = Server::new("shallow", "1")
+        .max_depth(7)
+        .tool(echo())
+        .build()
+        .unwrap();
+    let client = client(server);
+    let nested = |id: i64, depth: usize| {
+        let mut value = json!(1);
+        for _ in 0..depth {
+            value = json!([value]);
+        }
+        call(json!(id), "echo", json!({"text": "x", "n": value}))
+    };
+    // 7 levels: served.
+    assert_result(&client.send(&nested(1, 4)).await, json!(1));
+    // 8 levels: a parse error, and the server goes on.
+    assert_error(&client.send(&nested(2, 5)).await, -32700, None, Some(400));
+    // Brackets in a string are not nesting, however many.
+    let text = "[{".repeat(100);
+    let response = client
+        .send(&call(json!(3), "echo", json!({"text": text})))
+        .await;
+    assert_eq!(
+        assert_result(&response, json!(3))["content"][0]["text"],
+        text
+    );
+}
+
+#[tokio::test]
 async fn handlers_run_with_what_the_router_validated() {
     let client = client(server());
     let response = client
