@@ -733,37 +733,37 @@ mod tests {
 
     #[test]
     fn a_meta_given_encoded_gives_the_bytes_of_the_meta_serialized() {
-        use crate::wire::{CallToolResult, Implementation, ResultMeta};
+        use crate::wire::{
+            CacheHint, CallToolResult, CompleteResult, Completion, GetPromptResult, Implementation,
+            InputRequiredResult, ReadResourceResult, ResourceContents, ResultMeta,
+        };
         let info = std::sync::Arc::new(Implementation::new("desk", "1.0.0"));
         let meta_json = to_string(&ResultMeta::server(info.clone())).unwrap();
         let id = RequestId::from("q");
-        for result in [
+        // Every result the pipeline stamps so: `_meta` must be serialized last.
+        macro_rules! same_bytes {
+            ($($result:expr),* $(,)?) => {$({
+                let mut result = $result;
+                let spliced = result_with_meta(&id, &result, &meta_json);
+                result.meta = ResultMeta::server(info.clone());
+                assert_eq!(
+                    String::from_utf8(spliced).unwrap(),
+                    String::from_utf8(super::result(&id, &result)).unwrap()
+                );
+            })*};
+        }
+        same_bytes!(
             CallToolResult::text("4"),
             CallToolResult::structured(json!({"a": [1, {"b": "\"x\"\n"}]})),
             CallToolResult::error("no"),
             CallToolResult::default(),
-        ] {
-            let mut stamped = result.clone();
-            stamped.meta = ResultMeta::server(info.clone());
-            assert_eq!(
-                String::from_utf8(result_with_meta(&id, &result, &meta_json)).unwrap(),
-                String::from_utf8(super::result(&id, &stamped)).unwrap()
-            );
-        }
-        // The other results the pipeline stamps so.
-        let mut prompt = crate::wire::GetPromptResult::new(Vec::new());
-        let plain = String::from_utf8(result_with_meta(&id, &prompt, &meta_json)).unwrap();
-        prompt.meta = ResultMeta::server(info.clone());
-        assert_eq!(
-            plain,
-            String::from_utf8(super::result(&id, &prompt)).unwrap()
-        );
-        let mut asked = crate::wire::InputRequiredResult::new(serde_json::Map::new());
-        let plain = String::from_utf8(result_with_meta(&id, &asked, &meta_json)).unwrap();
-        asked.meta = ResultMeta::server(info.clone());
-        assert_eq!(
-            plain,
-            String::from_utf8(super::result(&id, &asked)).unwrap()
+            GetPromptResult::new(Vec::new()),
+            InputRequiredResult::new(serde_json::Map::new()),
+            ReadResourceResult::new(
+                vec![ResourceContents::text("a://b", Some("text/plain"), "c")],
+                CacheHint::PRIVATE_NOW,
+            ),
+            CompleteResult::new(Completion::new(vec!["x".into()]).with_total(1)),
         );
         // An empty object takes no comma.
         assert_eq!(

@@ -86,9 +86,10 @@ impl Server {
         Ok(self.encode_stamped(id, &mut asked))
     }
 
-    /// `result`'s response with the server named in its `_meta`. A `_meta`
-    /// that holds nothing else (nearly every result) is the one the catalog
-    /// encoded once, not serialized again for every call.
+    /// `result`'s response with the server named in its `_meta`, for every
+    /// result a handler produced. A `_meta` that holds nothing else (nearly
+    /// every result) is the one the catalog encoded once, not serialized again
+    /// for every call.
     fn encode_stamped<R: Stamped>(&self, id: &RequestId, result: &mut R) -> Vec<u8> {
         let catalog = self.catalog();
         if result.meta_mut().is_empty() {
@@ -346,10 +347,7 @@ impl Server {
                 if contents.is_empty() {
                     return Err(RpcError::resource_not_found(&uri));
                 }
-                Ok(encode::result(
-                    id,
-                    &ReadResourceResult::new(contents, cache).with_meta(self.meta()),
-                ))
+                Ok(self.encode_stamped(id, &mut ReadResourceResult::new(contents, cache)))
             }
             Target::Prompt { index, arguments } => {
                 let name = &catalog.prompts()[index].prompt.name;
@@ -428,15 +426,12 @@ impl Server {
                 let total = values.len() as u64;
                 let has_more = values.len() > 100;
                 values.truncate(100);
-                Ok(encode::result(
-                    id,
-                    &CompleteResult::new(
-                        Completion::new(values)
-                            .with_total(total)
-                            .with_has_more(has_more),
-                    )
-                    .with_meta(self.meta()),
-                ))
+                let mut result = CompleteResult::new(
+                    Completion::new(values)
+                        .with_total(total)
+                        .with_has_more(has_more),
+                );
+                Ok(self.encode_stamped(id, &mut result))
             }
         }
     }
@@ -638,20 +633,21 @@ trait Stamped: serde::Serialize {
     fn meta_mut(&mut self) -> &mut ResultMeta;
 }
 
-impl Stamped for CallToolResult {
-    fn meta_mut(&mut self) -> &mut ResultMeta {
-        &mut self.meta
-    }
+macro_rules! stamped {
+    ($($result:ty),*) => {$(
+        impl Stamped for $result {
+            fn meta_mut(&mut self) -> &mut ResultMeta {
+                &mut self.meta
+            }
+        }
+    )*};
 }
 
-impl Stamped for GetPromptResult {
-    fn meta_mut(&mut self) -> &mut ResultMeta {
-        &mut self.meta
-    }
-}
-
-impl Stamped for InputRequiredResult {
-    fn meta_mut(&mut self) -> &mut ResultMeta {
-        &mut self.meta
-    }
-}
+// `_meta` is the last member of each (the encode tests hold them to it).
+stamped!(
+    CallToolResult,
+    GetPromptResult,
+    InputRequiredResult,
+    ReadResourceResult,
+    CompleteResult
+);

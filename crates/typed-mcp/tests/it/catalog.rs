@@ -515,6 +515,10 @@ async fn completion_uses_the_completer_of_a_template() {
     );
     let result = assert_result(&client.send(&message).await, json!(1));
     assert_eq!(result["completion"]["values"], json!(["100", "101"]));
+    assert_eq!(
+        result["_meta"],
+        json!({"io.modelcontextprotocol/serverInfo": {"name": "catalog-fixture", "version": "1.2.3"}})
+    );
 }
 
 #[tokio::test]
