@@ -668,40 +668,27 @@ impl Drop for RunningCall {
 /// The whole body, refused past `max` bytes (the error is then a
 /// [`LengthLimitError`]). A body that comes as one data frame (nearly every
 /// request: hyper reads a small body with its head) is that frame's bytes,
-/// without the buffering of `collect`.
+/// without the buffering of `collect`, which gathers the rest of a longer one.
 async fn read_body(body: Body, max: usize) -> Result<Bytes, axum::BoxError> {
     let mut body = Limited::new(body, max);
-    let mut first = None;
-    while let Some(frame) = body.frame().await {
-        // Trailers are not part of the message, as `collect().to_bytes()`
-        // leaves them out too.
-        let Ok(data) = frame?.into_data() else {
-            continue;
-        };
-        match first.take() {
-            None if body.is_end_stream() => return Ok(data),
-            None => first = Some(data),
-            Some(earlier) => return rest_of_body(body, earlier, data).await,
+    // Trailers are not part of the message, as `collect` leaves them out too.
+    let first = loop {
+        match body.frame().await {
+            None => return Ok(Bytes::new()),
+            Some(frame) => {
+                if let Ok(data) = frame?.into_data() {
+                    break data;
+                }
+            }
         }
+    };
+    if body.is_end_stream() {
+        return Ok(first);
     }
-    Ok(first.unwrap_or_default())
-}
-
-/// The rest of a body that came in more than one data frame, after the first
-/// two.
-async fn rest_of_body(
-    mut body: Limited<Body>,
-    first: Bytes,
-    second: Bytes,
-) -> Result<Bytes, axum::BoxError> {
-    let mut whole = bytes::BytesMut::with_capacity(first.len() + second.len());
+    let rest = body.collect().await?.to_bytes();
+    let mut whole = bytes::BytesMut::with_capacity(first.len() + rest.len());
     whole.extend_from_slice(&first);
-    whole.extend_from_slice(&second);
-    while let Some(frame) = body.frame().await {
-        if let Ok(data) = frame?.into_data() {
-            whole.extend_from_slice(&data);
-        }
-    }
+    whole.extend_from_slice(&rest);
     Ok(whole.freeze())
 }
 
