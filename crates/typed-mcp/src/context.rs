@@ -18,6 +18,7 @@ use typed_mcp_core::wire::{
 };
 use typed_mcp_core::{RequestId, RequestMeta};
 
+use crate::cancel::CallCancel;
 use crate::capability::{
     Capability, Grant, NotAuthorized, OutOfScope, Refusal, Scope, ScopeEntry, ScopeKind,
 };
@@ -137,7 +138,7 @@ pub struct ToolContext {
 struct Inner {
     request_id: RequestId,
     meta: RequestMeta,
-    cancel: CancellationToken,
+    cancel: CallCancel,
     outbox: Outbox,
     finished: AtomicBool,
     last_progress: Mutex<Option<f64>>,
@@ -190,14 +191,16 @@ impl std::fmt::Debug for ToolContext {
 pub(crate) const HEARTBEAT_STEP: f64 = 0.001;
 
 impl ToolContext {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         request_id: RequestId,
         meta: RequestMeta,
-        cancel: CancellationToken,
+        cancel: CallCancel,
         outbox: Outbox,
         input_responses: Option<Map<String, Value>>,
         principal: Option<Principal>,
         redactor: Redactor,
+        trace: Option<TraceContext>,
     ) -> Self {
         ToolContext {
             inner: Arc::new(Inner {
@@ -214,7 +217,9 @@ impl ToolContext {
                 grants: OnceLock::new(),
                 refusal: Mutex::new(None),
                 deadline: OnceLock::new(),
-                trace: OnceLock::new(),
+                // Set at once, not through `set`: a set `OnceLock` costs a
+                // synchronized initialization on every call.
+                trace: trace.map_or_else(OnceLock::new, OnceLock::from),
                 note: Mutex::new(None),
                 in_call: true,
                 redactor,
@@ -278,11 +283,12 @@ impl ToolContext {
         let mut ctx = ToolContext::new(
             RequestId::from(""),
             RequestMeta::default(),
-            CancellationToken::new(),
+            CallCancel::new(),
             outbox,
             None,
             None,
             Redactor::default(),
+            None,
         );
         Arc::get_mut(&mut ctx.inner)
             .expect("a new context is not shared")
@@ -443,10 +449,6 @@ impl ToolContext {
         crate::capability::net::checker(self, capability)
     }
 
-    pub(crate) fn set_trace(&self, trace: TraceContext) {
-        let _ = self.inner.trace.set(trace);
-    }
-
     /// The request's W3C trace context: the caller's (`traceparent` in
     /// `_meta`), or a fresh trace. `None` outside a call.
     pub fn trace(&self) -> Option<&TraceContext> {
@@ -515,7 +517,7 @@ impl ToolContext {
     /// `notifications/cancelled`, or its stream closed), for work the handler
     /// hands to other tasks.
     pub fn cancellation_token(&self) -> CancellationToken {
-        self.inner.cancel.clone()
+        self.inner.cancel.token()
     }
 
     /// The answers of a multi round-trip retry (`inputResponses`), by the keys

@@ -84,6 +84,7 @@
 #![deny(unsafe_code)]
 
 mod answer;
+mod cancel;
 pub mod capability;
 mod context;
 pub mod declare;

@@ -701,7 +701,7 @@ impl Shutdown {
 /// What a cancellation needs of a call in flight (its entry in the
 /// connection's [`InFlight`] registry).
 pub(crate) struct Running {
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: crate::cancel::CallCancel,
     /// Set once the call's task is spawned (under the registry's lock, so no
     /// cancellation sees the entry without it).
     pub(crate) abort: Option<AbortHandle>,

@@ -127,7 +127,9 @@ impl Server {
         session: Option<&Arc<LegacySession>>,
     ) -> Reply {
         // The grants were checked when the call was accepted.
-        if let Some(caps) = &record.caps {
+        // An empty scope reads as an unset one: most tools need no
+        // capability, and a set `OnceLock` costs a synchronized write.
+        if let Some(caps) = record.caps.as_ref().filter(|caps| !caps.is_empty()) {
             ctx.set_scope(caps.clone());
         }
         if let Some(granted) = &record.granted {
@@ -269,8 +271,8 @@ impl Server {
                         "tool {name:?} declares an output schema but returned no structured content"
                     )));
                 }
-                let refusal = ctx.take_refusal();
                 if result.is_error() && outcome.is_none() {
+                    let refusal = ctx.take_refusal();
                     *outcome = Some(match ctx.take_note() {
                         // A scoped handle refused, and the tool failed: the
                         // refusal is what the receipt must show.
@@ -331,9 +333,11 @@ impl Server {
                     name: &uri,
                     may_ask: true,
                 };
-                let (reply, ctx) = self
-                    .run_rounds(handler, request, ctx, slot, stage, session)
-                    .await;
+                // Boxed, like every arm but the tool's: the largest arm sets
+                // the size of every call's future, and tool calls are the hot
+                // path (see `Target::Tool`).
+                let (reply, ctx) =
+                    Box::pin(self.run_rounds(handler, request, ctx, slot, stage, session)).await;
                 let reply =
                     reply.map_err(|stopped| self.stopped("resource", &uri, stopped, outcome))??;
                 let contents = match reply {
@@ -370,9 +374,8 @@ impl Server {
                     name,
                     may_ask: true,
                 };
-                let (reply, ctx) = self
-                    .run_rounds(handler, arguments, ctx, slot, stage, session)
-                    .await;
+                let (reply, ctx) =
+                    Box::pin(self.run_rounds(handler, arguments, ctx, slot, stage, session)).await;
                 let reply =
                     reply.map_err(|stopped| self.stopped("prompt", name, stopped, outcome))??;
                 match reply {
@@ -387,10 +390,11 @@ impl Server {
                     }
                 }
             }
-            Target::Listen { filter } => Ok(subscribe::listen(self, id, filter, ctx).await),
+            Target::Listen { filter } => {
+                Ok(Box::pin(subscribe::listen(self, id, filter, ctx)).await)
+            }
             Target::Extension { index, params } => {
-                self.invoke_extension(id, index, params, ctx, slot, outcome)
-                    .await
+                Box::pin(self.invoke_extension(id, index, params, ctx, slot, outcome)).await
             }
             Target::Complete {
                 target,
@@ -409,7 +413,7 @@ impl Server {
                             context,
                         };
                         let name = &argument.name;
-                        self.run_stage(
+                        Box::pin(self.run_stage(
                             completer,
                             request,
                             &ctx,
@@ -417,7 +421,7 @@ impl Server {
                             default_timeout,
                             "completion/complete",
                             name,
-                        )
+                        ))
                         .await
                         .map_err(|stopped| self.stopped("completer", name, stopped, outcome))??
                     }
@@ -502,6 +506,30 @@ impl Server {
                 .await;
             return (finished, ctx);
         }
+        // Boxed: the rounds wait on the client too, and inline they would
+        // double the future of every call, which runs once.
+        Box::pin(self.run_asking_rounds(handler, input, ctx, slot, timeout, method, name, session))
+            .await
+    }
+
+    /// The rounds of a legacy call whose handler may ask for input: run,
+    /// ask the client on the call's stream, run again with its answers.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_asking_rounds<I, O>(
+        &self,
+        handler: &Handler<I, O>,
+        input: I,
+        ctx: ToolContext,
+        slot: Slot,
+        timeout: Option<Duration>,
+        method: &'static str,
+        name: &str,
+        session: Option<&Arc<LegacySession>>,
+    ) -> (Result<O, Stopped>, ToolContext)
+    where
+        I: Clone + Send + 'static,
+        O: MayAsk + Send + 'static,
+    {
         let (mut ctx, mut slot) = (ctx, slot);
         let mut round = 0;
         loop {

@@ -52,7 +52,6 @@ use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
-use tokio_util::sync::CancellationToken;
 use tower::ServiceExt as _;
 use tracing::Instrument as _;
 use typed_mcp_core::legacy::{downgrade_message, is_legacy_version};
@@ -60,6 +59,7 @@ use typed_mcp_core::{Call, RequestId, Response, RpcError, Target, code};
 
 pub(crate) use record::CallRecord;
 
+use crate::cancel::CallCancel;
 use crate::context::{Principal, ToolContext};
 use crate::declare::{Handler, holding_slot};
 use crate::middleware::{BoxError, HandlerCall, HandlerDone};
@@ -136,7 +136,7 @@ struct Admitted {
     call: Box<Call>,
     record: CallRecord,
     trace: crate::trace::TraceContext,
-    cancel: CancellationToken,
+    cancel: CallCancel,
     pending: Option<Pending>,
     bytes: Option<OwnedSemaphorePermit>,
     principal: Option<Principal>,
@@ -208,13 +208,32 @@ impl Server {
         if let Some(limit) = timeout {
             ctx.set_deadline(tokio::time::Instant::now() + limit);
         }
-        let run = run_handler(handler.clone(), input, ctx.clone(), slot);
         // The common case — no layers, no deadline — awaits the handler
-        // directly; the rest is boxed so that it does not grow every call's
-        // future (and every spawn's copy of it).
+        // directly (made in place: a handler future held in a local would
+        // be stored twice, once more for its await); the rest is boxed so
+        // that it does not grow every call's future (and every spawn's copy
+        // of it).
         if self.inner.layers.is_none() && timeout.is_none() {
-            return run.await.map_err(Stopped::Panicked);
+            return run_handler(handler.clone(), input, ctx.clone(), slot)
+                .await
+                .map_err(Stopped::Panicked);
         }
+        Box::pin(self.run_bounded_stage(handler, input, ctx, slot, timeout, method, name)).await
+    }
+
+    /// The handler stage under the application's layers or a deadline.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_bounded_stage<I: Send + 'static, O: Send + 'static>(
+        &self,
+        handler: &Handler<I, O>,
+        input: I,
+        ctx: &ToolContext,
+        slot: Slot,
+        timeout: Option<Duration>,
+        method: &'static str,
+        name: &str,
+    ) -> Result<O, Stopped> {
+        let run = run_handler(handler.clone(), input, ctx.clone(), slot);
         let layered = async {
             match &self.inner.layers {
                 None => run.await.map_err(Stopped::Panicked),
@@ -246,7 +265,7 @@ impl Server {
                 None => layered.await,
             }
         };
-        Box::pin(bounded).await
+        bounded.await
     }
 }
 
@@ -278,7 +297,7 @@ impl Connection {
         let notifies =
             listen || call.meta.progress_token.is_some() || call.meta.log_level.is_some();
         let server = &self.server;
-        let cancel = CancellationToken::new();
+        let cancel = CallCancel::new();
         // Opened now, while the transport's span is current and before the
         // call may wait for a slot: a call cancelled while queued still
         // leaves its receipt.
@@ -396,7 +415,7 @@ impl Connection {
                 // A call that runs as a task outlives its request: it gets a
                 // cancellation of its own, and no stream to notify on.
                 let task = server.task_support_for(&target, &meta);
-                let task_cancel = task.map(|_| CancellationToken::new());
+                let task_cancel = task.map(|_| CallCancel::new());
                 let ctx = ToolContext::new(
                     id.clone(),
                     meta,
@@ -408,8 +427,8 @@ impl Connection {
                     input_responses,
                     principal,
                     server.redactor().clone(),
+                    Some(trace),
                 );
-                ctx.set_trace(trace);
                 // A tool's result comes back already in its era's shape (the
                 // hot path); the other kinds are shaped here.
                 let legacy = is_legacy_version(&ctx.meta().protocol_version)

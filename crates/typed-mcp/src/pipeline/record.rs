@@ -10,6 +10,7 @@ use typed_mcp_core::router::ResourceMatch;
 use typed_mcp_core::wire::{CallToolResult, ResultType};
 use typed_mcp_core::{AnsweredRequest, Call, Declaration, RequestId, RpcError, Target, encode};
 
+use crate::cancel::CallCancel;
 use crate::capability::{Capability, Grant};
 use crate::context::Principal;
 use crate::receipt::{Outcome, Receipt};
@@ -217,9 +218,11 @@ pub(crate) struct CallRecord {
     pub(crate) granted: Option<Arc<[Grant]>>,
     /// `None` when no sink wants receipts now: nothing is built.
     pending: Option<Receipt>,
-    started: Instant,
+    /// When the call was accepted; read only for a receipt, so taken only
+    /// when one is pending (a clock read is not free in every VM).
+    started: Option<Instant>,
     /// The call's cancellation; `None` for a request the router answered.
-    cancel: Option<tokio_util::sync::CancellationToken>,
+    cancel: Option<CallCancel>,
     span: tracing::Span,
     done: bool,
 }
@@ -233,11 +236,7 @@ impl CallRecord {
     /// Names the task the call runs as, and makes the task's own
     /// cancellation the one whose state [`finish`](Self::finish) reads (the
     /// creating request is answered long before the task ends).
-    pub(crate) fn run_as_task(
-        &mut self,
-        task_id: &str,
-        cancel: &tokio_util::sync::CancellationToken,
-    ) {
+    pub(crate) fn run_as_task(&mut self, task_id: &str, cancel: &CallCancel) {
         if let Some(receipt) = &mut self.pending {
             receipt.task_id = Some(task_id.to_owned());
         }
@@ -296,12 +295,9 @@ impl CallRecord {
             }
         }
         receipt.outcome = outcome;
-        receipt.duration_us = self
-            .started
-            .elapsed()
-            .as_micros()
-            .try_into()
-            .unwrap_or(u64::MAX);
+        receipt.duration_us = self.started.map_or(0, |started| {
+            started.elapsed().as_micros().try_into().unwrap_or(u64::MAX)
+        });
         for sink in &self.server.inner.receipt_sinks {
             sink.record(&receipt);
         }
@@ -320,7 +316,7 @@ impl Server {
         &self,
         call: &Call,
         principal: Option<&Principal>,
-        cancel: &tokio_util::sync::CancellationToken,
+        cancel: &CallCancel,
     ) -> (CallRecord, TraceContext) {
         let subject = self.subject(&call.target);
         let method = match (&subject, &call.target) {
@@ -380,7 +376,7 @@ impl Server {
         principal: Option<&Principal>,
         mut trace: TraceContext,
         protocol_version: Option<&str>,
-        cancel: Option<&tokio_util::sync::CancellationToken>,
+        cancel: Option<&CallCancel>,
     ) -> (CallRecord, TraceContext) {
         let span = crate::trace::request_span(
             method,
@@ -413,8 +409,8 @@ impl Server {
             server: self.clone(),
             caps: subject.map(|s| s.caps),
             granted: None,
+            started: pending.as_ref().map(|_| Instant::now()),
             pending,
-            started: Instant::now(),
             cancel: cancel.cloned(),
             span,
             done: false,

@@ -30,12 +30,13 @@ use std::sync::Arc;
 use futures_util::future::{Either, select};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
+
 use tracing::Instrument as _;
 use typed_mcp_core::wire::meta_keys;
 use typed_mcp_core::{RequestId, RequestMeta, RpcError, Target, encode};
 
 use super::{CallRecord, Slot};
+use crate::cancel::CallCancel;
 use crate::context::ToolContext;
 use crate::receipt::Outcome;
 use crate::server::Server;
@@ -99,8 +100,8 @@ impl Server {
         target: Target,
         request_state: Option<String>,
         ctx: ToolContext,
-        task_cancel: CancellationToken,
-        request_cancel: CancellationToken,
+        task_cancel: CallCancel,
+        request_cancel: CallCancel,
         mut record: CallRecord,
         slot: Slot,
         support: TaskSupport,
@@ -113,7 +114,9 @@ impl Server {
         let Target::Tool { index, arguments } = target else {
             unreachable!("only tools/call runs as a task")
         };
-        if let Some(caps) = &record.caps {
+        // An empty scope reads as an unset one: most tools need no
+        // capability, and a set `OnceLock` costs a synchronized write.
+        if let Some(caps) = record.caps.as_ref().filter(|caps| !caps.is_empty()) {
             ctx.set_scope(caps.clone());
         }
         if let Some(granted) = &record.granted {
@@ -195,7 +198,7 @@ impl Server {
             arguments,
             task: task.id.clone(),
             owner,
-            running: runtime.register(&task.id, task_cancel),
+            running: runtime.register(&task.id, task_cancel.token()),
         };
         tokio::spawn(driver.drive(ctx, round, record).instrument(span));
 
