@@ -216,8 +216,10 @@ pub(crate) struct CallRecord {
     /// The grants of those capabilities, with their scopes, once the grants
     /// were checked.
     pub(crate) granted: Option<Arc<[Grant]>>,
-    /// `None` when no sink wants receipts now: nothing is built.
-    pending: Option<Receipt>,
+    /// `None` when no sink wants receipts now: nothing is built. Boxed: a
+    /// receipt is 400 bytes, and the record is moved several times on every
+    /// call's way, receipts or not.
+    pending: Option<Box<Receipt>>,
     /// When the call was accepted; read only for a receipt, so taken only
     /// when one is pending (a clock read is not free in every VM).
     started: Option<Instant>,
@@ -389,21 +391,23 @@ impl Server {
         let pending = subject
             .as_ref()
             .filter(|_| sinks.iter().any(|s| s.enabled()))
-            .map(|subject| Receipt {
-                time: crate::receipt::rfc3339(SystemTime::now()),
-                request_id: serde_json::to_value(id).unwrap_or_default(),
-                method: subject.method.to_owned(),
-                name: subject.name.to_owned(),
-                uri: subject.uri.clone(),
-                digest: Some(subject.digest.to_string()),
-                principal: principal.map(|p| p.id().to_owned()),
-                scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
-                scopes: Default::default(),
-                outcome: Outcome::Cancelled,
-                duration_us: 0,
-                trace_id: trace.trace_id().to_string(),
-                protocol_version: protocol_version.map(str::to_owned),
-                task_id: None,
+            .map(|subject| {
+                Box::new(Receipt {
+                    time: crate::receipt::rfc3339(SystemTime::now()),
+                    request_id: serde_json::to_value(id).unwrap_or_default(),
+                    method: subject.method.to_owned(),
+                    name: subject.name.to_owned(),
+                    uri: subject.uri.clone(),
+                    digest: Some(subject.digest.to_string()),
+                    principal: principal.map(|p| p.id().to_owned()),
+                    scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
+                    scopes: Default::default(),
+                    outcome: Outcome::Cancelled,
+                    duration_us: 0,
+                    trace_id: trace.trace_id().to_string(),
+                    protocol_version: protocol_version.map(str::to_owned),
+                    task_id: None,
+                })
             });
         let record = CallRecord {
             server: self.clone(),
