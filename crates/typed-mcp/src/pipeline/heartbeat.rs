@@ -18,9 +18,16 @@ pub(super) async fn with_heartbeat<F: Future>(
     interval: Option<Duration>,
     call: F,
 ) -> F::Output {
-    let Some(interval) = interval.filter(|_| ctx.meta().progress_token.is_some()) else {
-        return call.await;
-    };
+    match interval.filter(|_| ctx.meta().progress_token.is_some()) {
+        None => call.await,
+        // Boxed: the beats (a timer, a progress notification's send) would
+        // otherwise size every call's future, and most calls have none.
+        Some(interval) => Box::pin(beating(ctx, interval, call)).await,
+    }
+}
+
+/// Runs `call`, beating every `interval` while it runs.
+async fn beating<F: Future>(ctx: &ToolContext, interval: Duration, call: F) -> F::Output {
     let beats = async {
         let mut seen = ctx.last_progress();
         loop {
