@@ -409,7 +409,8 @@ struct PlainCall<'a> {
     id: Member<'a>,
     #[serde(borrow, default)]
     method: Member<'a>,
-    params: PlainCallParams,
+    #[serde(borrow)]
+    params: PlainCallParams<'a>,
     // Read so that a duplicate fails here as in `Incoming`; a request with a
     // method ignores them.
     #[serde(borrow, default)]
@@ -424,10 +425,13 @@ struct PlainCall<'a> {
 /// task request, ...) refuses this shape, so the message takes the full path.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct PlainCallParams {
+struct PlainCallParams<'a> {
     #[serde(rename = "_meta")]
     meta: PlainMeta,
-    name: String,
+    /// Borrowed from the message unless it holds an escape: the name is
+    /// only looked up.
+    #[serde(borrow)]
+    name: Cow<'a, str>,
     /// `null` or absent is `{}`, as in `tool_target`.
     #[serde(default)]
     arguments: Option<Map<String, Value>>,

@@ -1963,6 +1963,8 @@ fn the_plain_call_path_decides_as_the_full_parse() {
             true,
         ),
         (call(&format!(r#""name":"echo",{env}"#)), true),
+        // An escaped name is decoded, not borrowed, and still found.
+        (call(&format!(r#""name":"ec\u0068o",{env}"#)), true),
         (
             call(&format!(
                 r#"{sampling},"name":"needs_sampling","arguments":{{}}"#
