@@ -225,9 +225,26 @@ impl Server {
                     name,
                     may_ask: asks_input,
                 };
-                let (finished, ctx) = self
-                    .run_rounds(&decl.handler, arguments, ctx, slot, stage, session)
-                    .await;
+                // The common call runs the handler stage directly: one
+                // future less between it and the call, which costs a copy of
+                // the stage's future at every level it passes.
+                let (finished, ctx) = if stage.runs_once(&ctx) {
+                    let finished = self
+                        .run_stage(
+                            &decl.handler,
+                            arguments,
+                            &ctx,
+                            slot,
+                            stage.timeout,
+                            stage.method,
+                            name,
+                        )
+                        .await;
+                    (finished, ctx)
+                } else {
+                    Box::pin(self.run_rounds(&decl.handler, arguments, ctx, slot, stage, session))
+                        .await
+                };
                 let outcome_of_handler = match finished {
                     Ok(reply) => reply,
                     Err(Stopped::NoInput(message)) => Err(ToolError::execution(message)),
@@ -457,6 +474,14 @@ struct Stage<'a> {
     may_ask: bool,
 }
 
+impl Stage<'_> {
+    /// Whether the call runs its handler once: only a legacy call whose
+    /// handler can ask keeps its input for a second round.
+    fn runs_once(&self, ctx: &ToolContext) -> bool {
+        !self.may_ask || !is_legacy_version(&ctx.meta().protocol_version)
+    }
+}
+
 /// A handler's value that may be a request for input first.
 trait MayAsk: Sized {
     /// The value, or what the handler asks for.
@@ -496,11 +521,10 @@ impl Server {
             timeout,
             method,
             name,
-            may_ask,
+            ..
         } = stage;
-        // Only a legacy call whose handler can ask keeps its input for a
-        // second round; every other call runs once, its input moved in.
-        if !may_ask || !is_legacy_version(&ctx.meta().protocol_version) {
+        // A call that runs once has its input moved in.
+        if stage.runs_once(&ctx) {
             let finished = self
                 .run_stage(handler, input, &ctx, slot, timeout, method, name)
                 .await;
