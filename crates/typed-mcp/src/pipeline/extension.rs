@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use typed_mcp_core::wire::meta_keys;
 use typed_mcp_core::{RequestId, RpcError, encode};
 
-use super::Slot;
+use super::{Slot, Stage};
 use crate::context::ToolContext;
 use crate::receipt::Outcome;
 use crate::server::Server;
@@ -23,9 +23,14 @@ impl Server {
     ) -> Result<Vec<u8>, RpcError> {
         let method = crate::extension::interned(&self.router().extension_methods()[index].method);
         let handler = &self.inner.extensions[index];
-        let timeout = self.inner.default_timeout;
+        let stage = Stage {
+            timeout: self.inner.default_timeout,
+            method,
+            name: method,
+            may_ask: false,
+        };
         let mut result = self
-            .run_stage(handler, params, &ctx, slot, timeout, method, method)
+            .run_stage(handler, params, &ctx, slot, stage)
             .await
             .map_err(|stopped| self.stopped("extension method", method, stopped, outcome))??;
         // A result says what it is (SEP-2322); the extension's own kinds

@@ -15,7 +15,7 @@ use typed_mcp_core::wire::{
 use typed_mcp_core::{RequestId, RpcError, Target, encode};
 
 use super::record::CallRecord;
-use super::{Slot, Stopped};
+use super::{Slot, Stage, Stopped};
 use crate::answer::{Answer, NeedsInput, check_input_requests};
 use crate::context::{CallNote, Principal, ToolContext};
 use crate::declare::Handler;
@@ -230,15 +230,7 @@ impl Server {
                 // the stage's future at every level it passes.
                 let (finished, ctx) = if stage.runs_once(&ctx) {
                     let finished = self
-                        .run_stage(
-                            &decl.handler,
-                            arguments,
-                            &ctx,
-                            slot,
-                            stage.timeout,
-                            stage.method,
-                            name,
-                        )
+                        .run_stage(&decl.handler, arguments, &ctx, slot, stage)
                         .await;
                     (finished, ctx)
                 } else {
@@ -430,17 +422,17 @@ impl Server {
                             context,
                         };
                         let name = &argument.name;
-                        Box::pin(self.run_stage(
-                            completer,
-                            request,
-                            &ctx,
-                            slot,
-                            default_timeout,
-                            "completion/complete",
+                        let stage = Stage {
+                            timeout: default_timeout,
+                            method: "completion/complete",
                             name,
-                        ))
-                        .await
-                        .map_err(|stopped| self.stopped("completer", name, stopped, outcome))??
+                            may_ask: false,
+                        };
+                        Box::pin(self.run_stage(completer, request, &ctx, slot, stage))
+                            .await
+                            .map_err(|stopped| {
+                                self.stopped("completer", name, stopped, outcome)
+                            })??
                     }
                     None => Vec::new(),
                 };
@@ -461,26 +453,6 @@ impl Server {
 /// How many times in a row a handler may ask a legacy client for input
 /// before the call ends: each round is a request the person answers.
 const MAX_INPUT_ROUNDS: usize = 16;
-
-/// What the handler stage of one call is: its deadline, and the method and
-/// declaration for the application's layers.
-#[derive(Clone, Copy)]
-struct Stage<'a> {
-    timeout: Option<Duration>,
-    method: &'static str,
-    name: &'a str,
-    /// The handler can answer `NeedsInput` (a tool's declared return type
-    /// says; resources and prompts always can).
-    may_ask: bool,
-}
-
-impl Stage<'_> {
-    /// Whether the call runs its handler once: only a legacy call whose
-    /// handler can ask keeps its input for a second round.
-    fn runs_once(&self, ctx: &ToolContext) -> bool {
-        !self.may_ask || !is_legacy_version(&ctx.meta().protocol_version)
-    }
-}
 
 /// A handler's value that may be a request for input first.
 trait MayAsk: Sized {
@@ -517,37 +489,25 @@ impl Server {
         I: Clone + Send + 'static,
         O: MayAsk + Send + 'static,
     {
-        let Stage {
-            timeout,
-            method,
-            name,
-            ..
-        } = stage;
         // A call that runs once has its input moved in.
         if stage.runs_once(&ctx) {
-            let finished = self
-                .run_stage(handler, input, &ctx, slot, timeout, method, name)
-                .await;
+            let finished = self.run_stage(handler, input, &ctx, slot, stage).await;
             return (finished, ctx);
         }
         // Boxed: the rounds wait on the client too, and inline they would
         // double the future of every call, which runs once.
-        Box::pin(self.run_asking_rounds(handler, input, ctx, slot, timeout, method, name, session))
-            .await
+        Box::pin(self.run_asking_rounds(handler, input, ctx, slot, stage, session)).await
     }
 
     /// The rounds of a legacy call whose handler may ask for input: run,
     /// ask the client on the call's stream, run again with its answers.
-    #[allow(clippy::too_many_arguments)]
     async fn run_asking_rounds<I, O>(
         &self,
         handler: &Handler<I, O>,
         input: I,
         ctx: ToolContext,
         slot: Slot,
-        timeout: Option<Duration>,
-        method: &'static str,
-        name: &str,
+        stage: Stage<'_>,
         session: Option<&Arc<LegacySession>>,
     ) -> (Result<O, Stopped>, ToolContext)
     where
@@ -559,15 +519,7 @@ impl Server {
         loop {
             round += 1;
             let finished = self
-                .run_stage(
-                    handler,
-                    input.clone(),
-                    &ctx,
-                    slot.take(),
-                    timeout,
-                    method,
-                    name,
-                )
+                .run_stage(handler, input.clone(), &ctx, slot.take(), stage)
                 .await;
             let needs = match finished.map(MayAsk::needs_input) {
                 Ok(Ok(value)) => return (Ok(value), ctx),
@@ -576,11 +528,12 @@ impl Server {
             };
             if round >= MAX_INPUT_ROUNDS {
                 let message = format!(
-                    "{name:?} asked the client for input {MAX_INPUT_ROUNDS} times in a row; the call ends"
+                    "{:?} asked the client for input {MAX_INPUT_ROUNDS} times in a row; the call ends",
+                    stage.name
                 );
                 return (Err(Stopped::NoInput(message)), ctx);
             }
-            match self.ask_client(session, &ctx, name, needs).await {
+            match self.ask_client(session, &ctx, stage.name, needs).await {
                 Ok((responses, state)) => {
                     let next = ctx.next_round(responses, state);
                     ctx.finish();

@@ -83,6 +83,26 @@ pub(crate) enum Stopped {
     NoInput(String),
 }
 
+/// What the handler stage of one call is: its deadline, and the method and
+/// declaration for the application's layers.
+#[derive(Clone, Copy)]
+struct Stage<'a> {
+    timeout: Option<Duration>,
+    method: &'static str,
+    name: &'a str,
+    /// The handler can answer `NeedsInput` (a tool's declared return type
+    /// says; resources and prompts always can).
+    may_ask: bool,
+}
+
+impl Stage<'_> {
+    /// Whether the call runs its handler once: only a legacy call whose
+    /// handler can ask keeps its input for a second round.
+    fn runs_once(&self, ctx: &ToolContext) -> bool {
+        !self.may_ask || !is_legacy_version(&ctx.meta().protocol_version)
+    }
+}
+
 /// The server's bound on accepted, unfinished work (see the transport
 /// module's docs).
 pub(crate) struct Admission {
@@ -194,18 +214,15 @@ impl Server {
 
     /// Runs the handler stage: deadline → the application's layers →
     /// handler, with the panic caught.
-    #[allow(clippy::too_many_arguments)]
     async fn run_stage<I: Send + 'static, O: Send + 'static>(
         &self,
         handler: &Handler<I, O>,
         input: I,
         ctx: &ToolContext,
         slot: Slot,
-        timeout: Option<Duration>,
-        method: &'static str,
-        name: &str,
+        stage: Stage<'_>,
     ) -> Result<O, Stopped> {
-        if let Some(limit) = timeout {
+        if let Some(limit) = stage.timeout {
             ctx.set_deadline(tokio::time::Instant::now() + limit);
         }
         // The common case — no layers, no deadline — awaits the handler
@@ -213,26 +230,29 @@ impl Server {
         // be stored twice, once more for its await); the rest is boxed so
         // that it does not grow every call's future (and every spawn's copy
         // of it).
-        if self.inner.layers.is_none() && timeout.is_none() {
+        if self.inner.layers.is_none() && stage.timeout.is_none() {
             return run_handler(handler.clone(), input, ctx.clone(), slot)
                 .await
                 .map_err(Stopped::Panicked);
         }
-        Box::pin(self.run_bounded_stage(handler, input, ctx, slot, timeout, method, name)).await
+        Box::pin(self.run_bounded_stage(handler, input, ctx, slot, stage)).await
     }
 
     /// The handler stage under the application's layers or a deadline.
-    #[allow(clippy::too_many_arguments)]
     async fn run_bounded_stage<I: Send + 'static, O: Send + 'static>(
         &self,
         handler: &Handler<I, O>,
         input: I,
         ctx: &ToolContext,
         slot: Slot,
-        timeout: Option<Duration>,
-        method: &'static str,
-        name: &str,
+        stage: Stage<'_>,
     ) -> Result<O, Stopped> {
+        let Stage {
+            timeout,
+            method,
+            name,
+            ..
+        } = stage;
         let run = run_handler(handler.clone(), input, ctx.clone(), slot);
         let layered = async {
             match &self.inner.layers {
