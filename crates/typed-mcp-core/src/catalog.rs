@@ -4,7 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -541,8 +541,9 @@ pub struct Catalog {
     pub(crate) capabilities: ServerCapabilities,
     pub(crate) discover_result: Box<str>,
     pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
-    /// The same pages in the dated revisions' shape.
-    pub(crate) legacy_pages: HashMap<Kind, Vec<Box<str>>>,
+    /// The same pages in the dated revisions' shape, made when a dated
+    /// client first lists (see [`Catalog::legacy_pages`]).
+    legacy_pages: OnceLock<HashMap<Kind, Vec<Box<str>>>>,
     /// The guidance `server/discover` and `initialize` give the model.
     pub(crate) instructions: Option<String>,
     pub(crate) page_size: usize,
@@ -551,14 +552,16 @@ pub struct Catalog {
     digests: Digests,
 }
 
-/// The digest of every declaration, computed once when the catalog is built;
-/// each list is in declaration order, like the catalog's.
+/// The digest of every declaration, each computed when it is first asked
+/// for (a receipt, a lock file): hashing every declaration was a third of a
+/// server's work before its first answer. Each list is in declaration order,
+/// like the catalog's.
 #[derive(Debug)]
 struct Digests {
-    tools: Vec<DeclarationDigest>,
-    resources: Vec<DeclarationDigest>,
-    templates: Vec<DeclarationDigest>,
-    prompts: Vec<DeclarationDigest>,
+    tools: Vec<OnceLock<DeclarationDigest>>,
+    resources: Vec<OnceLock<DeclarationDigest>>,
+    templates: Vec<OnceLock<DeclarationDigest>>,
+    prompts: Vec<OnceLock<DeclarationDigest>>,
 }
 
 impl Catalog {
@@ -654,20 +657,12 @@ impl Catalog {
             parsed_templates.iter().map(|(t, _)| &t.template),
             prompts.iter().map(|p| &p.prompt),
         );
+        let unset = |count: usize| (0..count).map(|_| OnceLock::new()).collect();
         let digests = Digests {
-            tools: tools.iter().map(|t| t.tool.declaration_digest()).collect(),
-            resources: resources
-                .iter()
-                .map(|r| r.resource.declaration_digest())
-                .collect(),
-            templates: parsed_templates
-                .iter()
-                .map(|(t, _)| t.template.declaration_digest())
-                .collect(),
-            prompts: prompts
-                .iter()
-                .map(|p| p.prompt.declaration_digest())
-                .collect(),
+            tools: unset(tools.len()),
+            resources: unset(resources.len()),
+            templates: unset(parsed_templates.len()),
+            prompts: unset(prompts.len()),
         };
         Ok(Catalog {
             server_meta: to_json(&meta),
@@ -681,7 +676,7 @@ impl Catalog {
             prompt_index,
             capabilities,
             discover_result: to_json(&discover),
-            legacy_pages: legacy_pages(&pages),
+            legacy_pages: OnceLock::new(),
             instructions: options.instructions,
             pages,
             page_size,
@@ -744,13 +739,13 @@ impl Catalog {
     }
 
     /// The digest of the tool at `index` (as in [`Catalog::tools`]), computed
-    /// when the catalog was built (see [`crate::digest`]).
+    /// when first asked for (see [`crate::digest`]).
     ///
     /// # Panics
     ///
     /// When `index` is out of range.
     pub fn tool_digest(&self, index: usize) -> &DeclarationDigest {
-        &self.digests.tools[index]
+        self.digests.tools[index].get_or_init(|| self.tools[index].tool.declaration_digest())
     }
 
     /// The digest of the static resource at `index` (as in [`Catalog::resources`]).
@@ -759,7 +754,8 @@ impl Catalog {
     ///
     /// When `index` is out of range.
     pub fn resource_digest(&self, index: usize) -> &DeclarationDigest {
-        &self.digests.resources[index]
+        self.digests.resources[index]
+            .get_or_init(|| self.resources[index].resource.declaration_digest())
     }
 
     /// The digest of the resource template at `index` (as in [`Catalog::templates`]).
@@ -768,7 +764,8 @@ impl Catalog {
     ///
     /// When `index` is out of range.
     pub fn template_digest(&self, index: usize) -> &DeclarationDigest {
-        &self.digests.templates[index]
+        self.digests.templates[index]
+            .get_or_init(|| self.templates[index].0.template.declaration_digest())
     }
 
     /// The digest of the prompt at `index` (as in [`Catalog::prompts`]).
@@ -777,7 +774,7 @@ impl Catalog {
     ///
     /// When `index` is out of range.
     pub fn prompt_digest(&self, index: usize) -> &DeclarationDigest {
-        &self.digests.prompts[index]
+        self.digests.prompts[index].get_or_init(|| self.prompts[index].prompt.declaration_digest())
     }
 
     /// The index of a tool by wire name.
@@ -795,6 +792,13 @@ impl Catalog {
     /// The index of a prompt by wire name.
     pub fn prompt_index(&self, name: &str) -> Option<usize> {
         self.prompt_index.get(name).copied()
+    }
+
+    /// The pages in the dated revisions' shape, made when a dated client
+    /// first lists: a server that serves none never pays for them, and none
+    /// delays its start.
+    pub(crate) fn legacy_pages(&self) -> &HashMap<Kind, Vec<Box<str>>> {
+        self.legacy_pages.get_or_init(|| legacy_pages(&self.pages))
     }
 
     /// The page a cursor points at, or `None` for a cursor this catalog did not issue.
@@ -835,7 +839,7 @@ impl Catalog {
             prompts.iter().map(|&i| &self.prompts[i].prompt),
         );
         ListView {
-            legacy_pages: legacy_pages(&pages),
+            legacy_pages: OnceLock::new(),
             pages,
             page_size: self.page_size,
             fingerprint,
@@ -849,12 +853,17 @@ impl Catalog {
 #[derive(Debug)]
 pub struct ListView {
     pub(crate) pages: HashMap<Kind, Vec<Box<str>>>,
-    pub(crate) legacy_pages: HashMap<Kind, Vec<Box<str>>>,
+    legacy_pages: OnceLock<HashMap<Kind, Vec<Box<str>>>>,
     page_size: usize,
     fingerprint: String,
 }
 
 impl ListView {
+    /// The pages in the dated revisions' shape, made on first use.
+    pub(crate) fn legacy_pages(&self) -> &HashMap<Kind, Vec<Box<str>>> {
+        self.legacy_pages.get_or_init(|| legacy_pages(&self.pages))
+    }
+
     pub(crate) fn page_for_cursor(&self, kind: Kind, cursor: &str) -> Option<usize> {
         page_for_cursor(&self.pages, self.page_size, &self.fingerprint, kind, cursor)
     }

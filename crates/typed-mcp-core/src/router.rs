@@ -1110,9 +1110,9 @@ impl Router {
     ) -> Result<Decision, Refusal> {
         let pages = match (lists, legacy) {
             (Some(view), false) => &view.pages[&kind],
-            (Some(view), true) => &view.legacy_pages[&kind],
+            (Some(view), true) => &view.legacy_pages()[&kind],
             (None, false) => &self.catalog.pages[&kind],
-            (None, true) => &self.catalog.legacy_pages[&kind],
+            (None, true) => &self.catalog.legacy_pages()[&kind],
         };
         let page = match params.get("cursor") {
             None | Some(Value::Null) => 0,

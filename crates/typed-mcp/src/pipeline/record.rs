@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use serde_json::json;
+use typed_mcp_core::catalog::Catalog;
 use typed_mcp_core::digest::Digest;
 use typed_mcp_core::router::ResourceMatch;
 use typed_mcp_core::wire::{CallToolResult, ResultType};
@@ -87,7 +88,7 @@ impl Server {
                     method: "tools/call",
                     name: &entry.tool.name,
                     uri: None,
-                    digest: &catalog.tool_digest(index).digest,
+                    digest: DigestOf::Tool(index),
                     caps: self.inner.tools[index].caps.clone(),
                 }
             }
@@ -97,7 +98,7 @@ impl Server {
                     method: "prompts/get",
                     name: &entry.prompt.name,
                     uri: None,
-                    digest: &catalog.prompt_digest(index).digest,
+                    digest: DigestOf::Prompt(index),
                     caps: self.inner.prompts[index].2.clone(),
                 }
             }
@@ -107,7 +108,7 @@ impl Server {
                         let entry = &catalog.resources()[*i];
                         (
                             &entry.resource.name,
-                            &catalog.resource_digest(*i).digest,
+                            DigestOf::Resource(*i),
                             self.inner.resources[*i].1.clone(),
                         )
                     }
@@ -115,7 +116,7 @@ impl Server {
                         let entry = catalog.template(*index);
                         (
                             &entry.template.name,
-                            &catalog.template_digest(*index).digest,
+                            DigestOf::Template(*index),
                             self.inner.templates[*index].2.clone(),
                         )
                     }
@@ -199,8 +200,30 @@ pub(crate) struct Subject<'a> {
     method: &'static str,
     name: &'a str,
     uri: Option<String>,
-    digest: &'a Digest,
+    digest: DigestOf,
     caps: Arc<[Capability]>,
+}
+
+/// Which declaration's digest a receipt names: looked up, and computed on
+/// first use, only when a receipt is built.
+#[derive(Clone, Copy)]
+enum DigestOf {
+    Tool(usize),
+    Prompt(usize),
+    Resource(usize),
+    Template(usize),
+}
+
+impl DigestOf {
+    fn get(self, catalog: &Catalog) -> &Digest {
+        &match self {
+            DigestOf::Tool(i) => catalog.tool_digest(i),
+            DigestOf::Prompt(i) => catalog.prompt_digest(i),
+            DigestOf::Resource(i) => catalog.resource_digest(i),
+            DigestOf::Template(i) => catalog.template_digest(i),
+        }
+        .digest
+    }
 }
 
 /// The record of one accepted call: its request span, and — for a call of a
@@ -398,7 +421,7 @@ impl Server {
                     method: subject.method.to_owned(),
                     name: subject.name.to_owned(),
                     uri: subject.uri.clone(),
-                    digest: Some(subject.digest.to_string()),
+                    digest: Some(subject.digest.get(self.catalog()).to_string()),
                     principal: principal.map(|p| p.id().to_owned()),
                     scope: subject.caps.iter().map(|c| c.name().to_owned()).collect(),
                     scopes: Default::default(),
