@@ -302,7 +302,11 @@ impl ToolContext {
     }
 
     pub(crate) fn set_scope(&self, scope: Arc<[Capability]>) {
-        let _ = self.inner.scope.set(scope);
+        // An empty scope is what an unset one reads as: most tools need no
+        // capability, and setting a `OnceLock` is a synchronized write.
+        if !scope.is_empty() {
+            let _ = self.inner.scope.set(scope);
+        }
     }
 
     pub(crate) fn set_grants(&self, grants: Arc<[Grant]>) {

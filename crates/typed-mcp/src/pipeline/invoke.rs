@@ -127,14 +127,7 @@ impl Server {
         session: Option<&Arc<LegacySession>>,
     ) -> Reply {
         // The grants were checked when the call was accepted.
-        // An empty scope reads as an unset one: most tools need no
-        // capability, and a set `OnceLock` costs a synchronized write.
-        if let Some(caps) = record.caps.as_ref().filter(|caps| !caps.is_empty()) {
-            ctx.set_scope(caps.clone());
-        }
-        if let Some(granted) = &record.granted {
-            ctx.set_grants(granted.clone());
-        }
+        record.grant_to(&ctx);
         let mut outcome = None;
         let reply = match self
             .invoke_target(id, target, request_state, ctx, slot, session, &mut outcome)
@@ -225,18 +218,9 @@ impl Server {
                     name,
                     may_ask: asks_input,
                 };
-                // The common call runs the handler stage directly: one
-                // future less between it and the call, which costs a copy of
-                // the stage's future at every level it passes.
-                let (finished, ctx) = if stage.runs_once(&ctx) {
-                    let finished = self
-                        .run_stage(&decl.handler, arguments, &ctx, slot, stage)
-                        .await;
-                    (finished, ctx)
-                } else {
-                    Box::pin(self.run_rounds(&decl.handler, arguments, ctx, slot, stage, session))
-                        .await
-                };
+                let (finished, ctx) = self
+                    .run_rounds(&decl.handler, arguments, ctx, slot, stage, session)
+                    .await;
                 let outcome_of_handler = match finished {
                     Ok(reply) => reply,
                     Err(Stopped::NoInput(message)) => Err(ToolError::execution(message)),
@@ -489,8 +473,9 @@ impl Server {
         I: Clone + Send + 'static,
         O: MayAsk + Send + 'static,
     {
-        // A call that runs once has its input moved in.
-        if stage.runs_once(&ctx) {
+        // Only a legacy call whose handler can ask keeps its input for a
+        // second round; every other call runs once, its input moved in.
+        if !stage.may_ask || !is_legacy_version(&ctx.meta().protocol_version) {
             let finished = self.run_stage(handler, input, &ctx, slot, stage).await;
             return (finished, ctx);
         }

@@ -95,14 +95,6 @@ struct Stage<'a> {
     may_ask: bool,
 }
 
-impl Stage<'_> {
-    /// Whether the call runs its handler once: only a legacy call whose
-    /// handler can ask keeps its input for a second round.
-    fn runs_once(&self, ctx: &ToolContext) -> bool {
-        !self.may_ask || !is_legacy_version(&ctx.meta().protocol_version)
-    }
-}
-
 /// The server's bound on accepted, unfinished work (see the transport
 /// module's docs).
 pub(crate) struct Admission {

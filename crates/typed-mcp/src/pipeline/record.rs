@@ -13,7 +13,7 @@ use typed_mcp_core::{AnsweredRequest, Call, Declaration, RequestId, RpcError, Ta
 
 use crate::cancel::CallCancel;
 use crate::capability::{Capability, Grant};
-use crate::context::Principal;
+use crate::context::{Principal, ToolContext};
 use crate::receipt::{Outcome, Receipt};
 use crate::server::Server;
 use crate::trace::TraceContext;
@@ -253,6 +253,18 @@ pub(crate) struct CallRecord {
 }
 
 impl CallRecord {
+    /// Hands the call's context what the grant check settled: the
+    /// capabilities its declaration names (the ceiling of what the handler
+    /// may use) and their grants, with the scopes the host narrowed them to.
+    pub(crate) fn grant_to(&self, ctx: &ToolContext) {
+        if let Some(caps) = &self.caps {
+            ctx.set_scope(caps.clone());
+        }
+        if let Some(granted) = &self.granted {
+            ctx.set_grants(granted.clone());
+        }
+    }
+
     /// The span the call runs in.
     pub(crate) fn span(&self) -> &tracing::Span {
         &self.span

@@ -30,7 +30,6 @@ use std::sync::Arc;
 use futures_util::future::{Either, select};
 use serde_json::{Map, Value, json};
 use tokio::task::JoinHandle;
-
 use tracing::Instrument as _;
 use typed_mcp_core::wire::meta_keys;
 use typed_mcp_core::{RequestId, RequestMeta, RpcError, Target, encode};
@@ -114,14 +113,7 @@ impl Server {
         let Target::Tool { index, arguments } = target else {
             unreachable!("only tools/call runs as a task")
         };
-        // An empty scope reads as an unset one: most tools need no
-        // capability, and a set `OnceLock` costs a synchronized write.
-        if let Some(caps) = record.caps.as_ref().filter(|caps| !caps.is_empty()) {
-            ctx.set_scope(caps.clone());
-        }
-        if let Some(granted) = &record.granted {
-            ctx.set_grants(granted.clone());
-        }
+        record.grant_to(&ctx);
         // Arguments the handler would refuse get, at once, the report a
         // plain call gets, and no task is created: the extension leaves it
         // to the server whether a call becomes a task (SEP-2663: "the server
