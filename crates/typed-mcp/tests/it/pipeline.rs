@@ -334,6 +334,29 @@ async fn a_layer_can_answer_with_its_own_json_rpc_error() {
     );
 }
 
+/// A receipt's duration is the call's: the clock is read only when a
+/// receipt is kept, and then from the call's acceptance to its end.
+#[tokio::test]
+async fn a_receipt_measures_the_call_it_records() {
+    let gate = Arc::new(Gate::default());
+    let (server, receipts) = build(gate.clone(), |b| b);
+    let client = TestClient::new(server);
+    let (answer, ()) = tokio::join!(client.call_tool("wait", json!({})), async {
+        gate.started.notified().await;
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        gate.release.notify_one();
+    });
+    assert_eq!(answer.result()["content"][0]["text"], "released");
+    let all = receipts.take();
+    let wait = receipt_of(&all, "wait");
+    assert_eq!(wait.outcome, Outcome::Completed);
+    assert!(
+        (30_000..5_000_000).contains(&wait.duration_us),
+        "the call waited 30 ms, its receipt says {} us",
+        wait.duration_us
+    );
+}
+
 #[tokio::test]
 async fn draining_cancels_what_outlives_the_deadline_with_its_receipt() {
     let (server, receipts) = build(Arc::default(), |b| b);

@@ -426,6 +426,82 @@ async fn a_cancelled_call_sends_nothing_and_its_handler_stops() {
     assert_result(&client.send(&again).await, json!("c1"));
 }
 
+/// The token a handler hands to work of its own before the client cancels
+/// fires on `notifications/cancelled`; a handler that asks for its first
+/// token only after the cancel gets one already fired. (A call's
+/// cancellation makes its token only when asked for: each case is its own
+/// call, so neither token exists before the other's moment.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_handed_out_before_a_cancel_fires_and_one_first_taken_after_is_fired() {
+    let started = Arc::new(Notify::new());
+    let fired = Arc::new(Notify::new());
+    let (s, f) = (started.clone(), fired.clone());
+    let (s2, f2) = (started.clone(), fired.clone());
+    let server = Server::new("cancel", "1")
+        .tool(tool("token_first").handler(move |_a, ctx: ToolContext| {
+            let (started, fired) = (s.clone(), f.clone());
+            async move {
+                let token = ctx.cancellation_token();
+                tokio::spawn(async move {
+                    token.cancelled().await;
+                    fired.notify_one();
+                });
+                started.notify_one();
+                std::future::pending::<()>().await;
+                Ok(CallToolResult::text("never"))
+            }
+        }))
+        .tool(tool("token_later").handler(move |_a, ctx: ToolContext| {
+            let (started, fired) = (s2.clone(), f2.clone());
+            async move {
+                // Outlives the call, which the cancel drops.
+                tokio::spawn(async move {
+                    while !ctx.is_cancelled() {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                    }
+                    if ctx.cancellation_token().is_cancelled() {
+                        fired.notify_one();
+                    }
+                });
+                started.notify_one();
+                std::future::pending::<()>().await;
+                Ok(CallToolResult::text("never"))
+            }
+        }))
+        .tool(tool("ok").handler(|_a, _c| async { Ok(CallToolResult::text("fine")) }))
+        .build()
+        .unwrap();
+    let client = client(server);
+    for (id, name) in [("t1", "token_first"), ("t2", "token_later")] {
+        let call = json!({
+            "jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": name, "_meta": client.envelope()}
+        });
+        let cancel = json!({
+            "jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "user"}
+        });
+        let (response, _) = tokio::join!(client.send(&call), async {
+            started.notified().await;
+            client.send(&cancel).await
+        });
+        assert!(
+            response.messages.is_empty(),
+            "{name}: {:?}",
+            response.messages
+        );
+        tokio::time::timeout(Duration::from_secs(5), fired.notified())
+            .await
+            .unwrap_or_else(|_| panic!("{name}: the call's token did not fire"));
+    }
+    // And the server still serves.
+    let again = json!({
+        "jsonrpc": "2.0", "id": "t3", "method": "tools/call",
+        "params": {"name": "ok", "_meta": client.envelope()}
+    });
+    assert_result(&client.send(&again).await, json!("t3"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn max_concurrent_bounds_the_handlers_running_at_once() {
     let running = Arc::new(AtomicUsize::new(0));
