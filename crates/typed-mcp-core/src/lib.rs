@@ -66,7 +66,7 @@ pub use id::{ProgressToken, RequestId};
 pub use legacy::{LEGACY_VERSIONS, SessionFacts};
 pub use router::{
     AnsweredRequest, Call, Decision, Declaration, Dropped, RequestMeta, Response, RouteContext,
-    Router, Target,
+    Router, Target, ToolArguments,
 };
 
 /// The protocol revision this crate implements.

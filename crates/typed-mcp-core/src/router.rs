@@ -80,9 +80,11 @@
 //! unknown resource) → 200, as it is an answer about the request's content;
 //! `-32603` → 500.
 
+mod arguments;
 mod extension;
 mod legacy;
 
+pub use arguments::ToolArguments;
 pub use extension::ExtensionMethod;
 
 use std::borrow::Cow;
@@ -308,7 +310,7 @@ pub enum Target {
         /// Index into [`Catalog::tools`].
         index: usize,
         /// The arguments object (`{}` when absent).
-        arguments: Map<String, Value>,
+        arguments: ToolArguments,
     },
     /// `resources/read`.
     Resource {
@@ -432,9 +434,10 @@ struct PlainCallParams<'a> {
     /// only looked up.
     #[serde(borrow)]
     name: Cow<'a, str>,
-    /// `null` or absent is `{}`, as in `tool_target`.
-    #[serde(default)]
-    arguments: Option<Map<String, Value>>,
+    /// `null` or absent is `{}`, as in `tool_target`. Kept as text: a typed
+    /// tool decodes it from there (see [`ToolArguments`]).
+    #[serde(borrow, default)]
+    arguments: Option<&'a RawValue>,
 }
 
 /// A `_meta` envelope holding the two required keys and nothing else (the
@@ -701,6 +704,11 @@ impl Router {
         if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
             return None;
         }
+        // Arguments that are not an object are refused by the full parse.
+        let arguments = match arguments {
+            None => ToolArguments::default(),
+            Some(text) => ToolArguments::from_object_text(text.to_owned())?,
+        };
         // Rung 16: the tool exists.
         let index = self.catalog.tool_index(&name)?;
         // Rungs 8, 10, 14 and 17 (HTTP): each standard header present and
@@ -713,15 +721,15 @@ impl Router {
             {
                 return None;
             }
-            // `None` is `{}` here as in `tool_target`.
-            let empty = Map::new();
-            let given = arguments.as_ref().unwrap_or(&empty);
-            if self.catalog.tools[index]
-                .header_params
-                .iter()
-                .any(|param| check_param_header(h, param, given).is_err())
-            {
-                return None;
+            let params = &self.catalog.tools[index].header_params;
+            if !params.is_empty() {
+                let given = arguments.to_map();
+                if params
+                    .iter()
+                    .any(|param| check_param_header(h, param, &given).is_err())
+                {
+                    return None;
+                }
             }
         }
         let meta = finish_meta(
@@ -744,7 +752,7 @@ impl Router {
             meta,
             target: Target::Tool {
                 index,
-                arguments: arguments.unwrap_or_default(),
+                arguments,
             },
             input_responses: None,
             request_state: None,
@@ -1148,7 +1156,10 @@ impl Router {
                 check_param_header(h, param, &arguments)?;
             }
         }
-        Ok(Target::Tool { index, arguments })
+        Ok(Target::Tool {
+            index,
+            arguments: ToolArguments::from_map(arguments),
+        })
     }
 
     fn resource_target(

@@ -10,7 +10,7 @@ use typed_mcp_core::catalog::{
     Catalog, CatalogError, CatalogErrors, CatalogOptions, Kind, ListView,
 };
 use typed_mcp_core::wire::{CacheHint, CacheScope, Implementation};
-use typed_mcp_core::{Limits, Router};
+use typed_mcp_core::{Limits, Router, ToolArguments};
 
 use crate::capability::{
     Capability, Grant, GrantError, Grants, Scope, ScopeEntry, ScopeKind, resolve_allow_entry,
@@ -771,8 +771,7 @@ impl ServerBuilder {
     }
 }
 
-pub(crate) type ToolHandler =
-    Handler<serde_json::Map<String, serde_json::Value>, crate::declare::ToolReply>;
+pub(crate) type ToolHandler = Handler<ToolArguments, crate::declare::ToolReply>;
 type ResourceHandler = Handler<ResourceRequest, crate::declare::ResourceReply>;
 type PromptHandler =
     Handler<std::collections::BTreeMap<String, String>, crate::declare::PromptReply>;

@@ -50,7 +50,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use typed_mcp_core::RpcError;
+use typed_mcp_core::{RpcError, ToolArguments};
 use typed_mcp_core::catalog::{ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use typed_mcp_core::wire::{
     CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, Prompt, PromptArgument, Resource,
@@ -216,7 +216,7 @@ where
 /// A tool: its descriptor and its handler.
 pub struct ToolDecl {
     pub(crate) entry: ToolEntry,
-    pub(crate) handler: Handler<Map<String, Value>, ToolReply>,
+    pub(crate) handler: Handler<ToolArguments, ToolReply>,
     pub(crate) timeout: Option<Duration>,
     pub(crate) capabilities: Vec<Capability>,
     /// Whether the handler can answer `input_required`: only then is the
@@ -367,6 +367,17 @@ impl ToolBuilder {
     pub fn handler<F, Fut>(self, f: F) -> ToolDecl
     where
         F: Fn(Map<String, Value>, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future + Send + 'static,
+        Fut::Output: IntoAnswer<CallToolResult, ToolError>,
+    {
+        self.arguments_handler(move |arguments: ToolArguments, ctx| f(arguments.into_map(), ctx))
+    }
+
+    /// [`Self::handler`] for a handler that reads the arguments as they
+    /// arrived (a typed tool decodes them from their text).
+    pub(crate) fn arguments_handler<F, Fut>(self, f: F) -> ToolDecl
+    where
+        F: Fn(ToolArguments, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future + Send + 'static,
         Fut::Output: IntoAnswer<CallToolResult, ToolError>,
     {

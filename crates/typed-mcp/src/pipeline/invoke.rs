@@ -203,7 +203,7 @@ impl Server {
                     StateBinding {
                         method: "tools/call",
                         target: name,
-                        arguments: Some(&arguments),
+                        arguments: Some(&arguments.to_map()),
                         principal: ctx.principal().map(Principal::id),
                     }
                     .digest()

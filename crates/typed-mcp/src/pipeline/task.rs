@@ -113,6 +113,8 @@ impl Server {
         let Target::Tool { index, arguments } = target else {
             unreachable!("only tools/call runs as a task")
         };
+        // A task keeps its arguments for every round: as the map, parsed once.
+        let arguments = arguments.into_map();
         record.grant_to(&ctx);
         // Arguments the handler would refuse get, at once, the report a
         // plain call gets, and no task is created: the extension leaves it
@@ -228,7 +230,10 @@ impl Server {
                     None => Some(server.acquire_slot().await),
                 };
                 let mut outcome = None;
-                let target = Target::Tool { index, arguments };
+                let target = Target::Tool {
+                    index,
+                    arguments: arguments.into(),
+                };
                 let answer = server
                     .invoke_target(&id, target, request_state, ctx, slot, None, &mut outcome)
                     .await;

@@ -132,6 +132,23 @@ impl ArgumentValidator {
         }
     }
 
+    /// Arguments given as JSON text, decoded straight from it when the
+    /// schema is simple and has no secret part and the text is valid by
+    /// [`SimpleSchema::is_valid_text`]: the value [`Self::decode`] of the
+    /// text's parse would give (with no named validators). `None` says only
+    /// "take that path", which then gives the value or every problem.
+    pub(crate) fn decode_text<A: DeserializeOwned>(&self, text: &str) -> Option<A> {
+        let simple = self.simple.as_ref().filter(|_| !self.has_secrets)?;
+        // Integral floats become integers on the `Value` path; text holding
+        // one takes it.
+        if !simple.is_valid_text(text, self.has_integers) {
+            return None;
+        }
+        // Serde's recursion limit is on: deeper arguments decode on the
+        // `Value` path, which has none.
+        serde_json::from_str(text).ok()
+    }
+
     /// Every problem with `arguments`, sorted by path then keyword; empty when
     /// they are valid. No message includes the value of a secret argument.
     pub(crate) fn problems(&self, arguments: &Value) -> Vec<ArgumentProblem> {

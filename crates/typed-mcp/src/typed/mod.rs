@@ -20,7 +20,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value};
+use serde_json::Value;
+use typed_mcp_core::ToolArguments;
 use typed_mcp_core::wire::{CallToolResult, ToolAnnotations};
 
 use crate::answer::Answer;
@@ -89,7 +90,7 @@ impl TypedTool {
     #[allow(clippy::result_large_err)]
     fn decode<A: DeserializeOwned>(
         &self,
-        arguments: Map<String, Value>,
+        arguments: ToolArguments,
         ctx: &ToolContext,
     ) -> Result<A, CallToolResult> {
         let Ok(validator) = &self.validator else {
@@ -98,8 +99,17 @@ impl TypedTool {
                 self.name
             )));
         };
+        // Arguments that arrived as text are decoded from it when they are
+        // valid (the common case); anything else, and every named
+        // validator, takes the `Value` path, which reports every problem.
+        if self.checks.is_empty()
+            && let Some(text) = arguments.as_text()
+            && let Some(decoded) = validator.decode_text::<A>(text)
+        {
+            return Ok(decoded);
+        }
         validator
-            .decode(Value::Object(arguments), &self.checks)
+            .decode(Value::Object(arguments.into_map()), &self.checks)
             .map_err(|problems| {
                 ctx.note(CallNote::InvalidArguments);
                 invalid_arguments_result(self.name, &problems)
@@ -178,7 +188,7 @@ where
     let (builder, typed) = builder::<A, O>(&attrs);
     let typed_for_check = typed.clone();
     let f = Arc::new(f);
-    let mut decl = builder.handler(move |arguments, ctx| {
+    let mut decl = builder.arguments_handler(move |arguments, ctx| {
         let decoded = typed.decode::<A>(arguments, &ctx);
         let typed = typed.clone();
         let f = f.clone();
@@ -207,7 +217,7 @@ where
     let (builder, typed) = builder::<A, O>(&attrs);
     let typed_for_check = typed.clone();
     let f = Arc::new(f);
-    let mut decl = builder.handler(move |arguments, ctx| {
+    let mut decl = builder.arguments_handler(move |arguments, ctx| {
         let typed = typed.clone();
         let f = f.clone();
         blocking(move || match typed.decode::<A>(arguments, &ctx) {

@@ -28,6 +28,8 @@ use serde_json::{Map, Number, Value};
 #[derive(Debug)]
 pub(crate) struct SimpleSchema {
     nodes: Vec<Node>,
+    /// How each node reads an instance from text ([`Self::is_valid_text`]).
+    readings: Vec<text::Reading>,
 }
 
 /// One (sub)schema.
@@ -93,12 +95,16 @@ const LINEAR_PROPERTIES: usize = 8;
 
 impl Properties {
     fn find(&self, name: &str) -> Option<(usize, bool)> {
-        let at = match &self.index {
-            Some(index) => *index.get(name)?,
-            None => self.list.iter().position(|(n, _, _)| n == name)?,
-        };
-        let (_, node, required) = &self.list[at];
+        let (_, node, required) = &self.list[self.locate(name)?];
         Some((*node, *required))
+    }
+
+    /// The position of `name` in `list`.
+    fn locate(&self, name: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(name).copied(),
+            None => self.list.iter().position(|(n, _, _)| n == name),
+        }
     }
 }
 
@@ -177,6 +183,7 @@ impl SimpleSchema {
         }
         compiler.fill(root, schema, true)?;
         let compiled = SimpleSchema {
+            readings: SimpleSchema::readings(&compiler.nodes),
             nodes: compiler.nodes,
         };
         // A `$ref` loop that reads no deeper into the instance would never
@@ -633,6 +640,8 @@ pub fn beside_full(
         .map(|i| (simple.is_valid(i), full.is_valid(i)))
         .collect()))
 }
+
+mod text;
 
 #[cfg(test)]
 mod tests;

@@ -137,13 +137,53 @@ fn agree(schema: &Value, seed: u64) -> bool {
     });
     let mut rng = Rng(seed | 1);
     for instance in instances(schema, &mut rng, 3000) {
+        let valid = simple.is_valid(&instance);
         assert_eq!(
-            simple.is_valid(&instance),
+            valid,
             validator.is_valid(&instance),
             "schema {schema}\ninstance {instance}"
         );
+        text_agrees(&simple, &instance, valid);
     }
     true
+}
+
+/// Holds [`SimpleSchema::is_valid_text`] to `is_valid` on `instance`'s text:
+/// the same answer (the text of a `Value` has no member twice), and, asked
+/// to refuse integral floats, `true` only when valid and holding none.
+fn text_agrees(simple: &SimpleSchema, instance: &Value, valid: bool) {
+    let text = instance.to_string();
+    assert_eq!(
+        simple.is_valid_text(&text, false),
+        valid,
+        "text check, schema nodes {simple:?}\ninstance {text}"
+    );
+    let strict = simple.is_valid_text(&text, true);
+    assert_eq!(
+        strict,
+        valid && !has_integral_float(instance),
+        "text check refusing integral floats\ninstance {text}"
+    );
+    // The same text with its first member written twice is never taken.
+    if let Some((name, value)) = instance.as_object().and_then(|o| o.iter().next()) {
+        let twice = format!("{{{}:{value},{}", json!(name), &text[1..]);
+        assert!(!simple.is_valid_text(&twice, false), "duplicate taken: {twice}");
+    }
+}
+
+fn has_integral_float(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => {
+            n.is_f64()
+                && n.as_f64().is_some_and(|f| {
+                    f.fract() == 0.0
+                        && (-9_223_372_036_854_775_808.0..18_446_744_073_709_551_616.0).contains(&f)
+                })
+        }
+        Value::Array(items) => items.iter().any(has_integral_float),
+        Value::Object(members) => members.values().any(has_integral_float),
+        _ => false,
+    }
 }
 
 #[derive(JsonSchema)]

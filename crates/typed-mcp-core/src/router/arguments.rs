@@ -1,0 +1,155 @@
+//! A `tools/call`'s arguments object, kept as the text it arrived as when
+//! the router's plain-call path read it.
+//!
+//! Most calls' arguments are validated and decoded once, by a typed tool
+//! that can read them straight from their text; building a
+//! `Map<String, Value>` first (a hashed, ordered map and an allocation per
+//! member and string) would be most of a small call's decoding cost. The
+//! map is built only for a reader that needs it ([`ToolArguments::into_map`],
+//! [`ToolArguments::to_map`]), and is then the same map the full parse of
+//! the message would have built.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// The arguments of a `tools/call`: a JSON object, as a map or as its text.
+#[derive(Clone)]
+pub struct ToolArguments(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    Map(Map<String, Value>),
+    /// The text of a JSON object, from a message that parsed.
+    Text(Box<RawValue>),
+}
+
+impl ToolArguments {
+    /// The arguments as a map.
+    pub fn from_map(map: Map<String, Value>) -> Self {
+        ToolArguments(Repr::Map(map))
+    }
+
+    /// The arguments as text, when `text` is a JSON object's text (its first
+    /// character is `{`: it parsed as a JSON value already); `None`
+    /// otherwise.
+    pub fn from_object_text(text: Box<RawValue>) -> Option<Self> {
+        text.get()
+            .starts_with('{')
+            .then_some(ToolArguments(Repr::Text(text)))
+    }
+
+    /// The arguments' JSON text, when they are held as text.
+    pub fn as_text(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Text(text) => Some(text.get()),
+            Repr::Map(_) => None,
+        }
+    }
+
+    /// The arguments as a map (parsed from their text if need be: the same
+    /// map the full parse of the message builds).
+    pub fn into_map(self) -> Map<String, Value> {
+        match self.0 {
+            Repr::Map(map) => map,
+            Repr::Text(text) => parse_object(text.get()),
+        }
+    }
+
+    /// The arguments as a map, borrowed when they are one.
+    pub fn to_map(&self) -> Cow<'_, Map<String, Value>> {
+        match &self.0 {
+            Repr::Map(map) => Cow::Borrowed(map),
+            Repr::Text(text) => Cow::Owned(parse_object(text.get())),
+        }
+    }
+}
+
+impl Default for ToolArguments {
+    /// No arguments: `{}`.
+    fn default() -> Self {
+        ToolArguments::from_map(Map::new())
+    }
+}
+
+impl From<Map<String, Value>> for ToolArguments {
+    fn from(map: Map<String, Value>) -> Self {
+        ToolArguments::from_map(map)
+    }
+}
+
+impl fmt::Debug for ToolArguments {
+    /// As the map, whichever way the arguments are held: a call read by the
+    /// plain-call path prints as the full parse's does.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.to_map().fmt(f)
+    }
+}
+
+impl PartialEq for ToolArguments {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_map() == other.to_map()
+    }
+}
+
+/// The map of an object's text. The text is a member of a message that
+/// parsed (within the router's depth limit, which is why the parser's own
+/// recursion limit is off), so it parses again, to the same map.
+fn parse_object(text: &str) -> Map<String, Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.disable_recursion_limit();
+    Map::deserialize(&mut de).expect("an object's text that parsed once parses again")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn text(s: &str) -> Box<RawValue> {
+        RawValue::from_string(s.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn text_is_read_as_the_map_a_full_parse_builds() {
+        let raw = r#"{"b": 1, "a": [1.5, "x"], "b": 2}"#;
+        let args = ToolArguments::from_object_text(text(raw)).unwrap();
+        assert_eq!(args.as_text(), Some(raw));
+        let full: Map<String, Value> = serde_json::from_str(raw).unwrap();
+        assert_eq!(*args.to_map(), full);
+        assert_eq!(args.clone().into_map(), full);
+        // Order and last-wins duplicates are the full parse's.
+        assert_eq!(
+            args.into_map().keys().collect::<Vec<_>>(),
+            full.keys().collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn only_an_object_is_taken_as_text() {
+        for raw in ["[1]", "\"text\"", "1", "null", "true"] {
+            assert!(ToolArguments::from_object_text(text(raw)).is_none(), "{raw}");
+        }
+    }
+
+    #[test]
+    fn a_map_and_its_text_print_and_compare_alike() {
+        let map = json!({"text": "hi", "n": 3}).as_object().unwrap().clone();
+        let from_text = ToolArguments::from_object_text(text(r#"{"text":"hi","n":3}"#)).unwrap();
+        let from_map = ToolArguments::from_map(map);
+        assert_eq!(format!("{from_text:?}"), format!("{from_map:?}"));
+        assert_eq!(from_text, from_map);
+        assert_eq!(from_map.as_text(), None);
+        assert!(ToolArguments::default().into_map().is_empty());
+    }
+
+    #[test]
+    fn deep_text_parses_past_serde_json_own_recursion_limit() {
+        let raw = format!("{{\"a\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+        let args = ToolArguments::from_object_text(text(&raw)).unwrap();
+        assert!(args.into_map().contains_key("a"));
+    }
+}
