@@ -750,10 +750,7 @@ impl Router {
         Some(Decision::Invoke(Box::new(Call {
             id,
             meta,
-            target: Target::Tool {
-                index,
-                arguments,
-            },
+            target: Target::Tool { index, arguments },
             input_responses: None,
             request_state: None,
         })))

@@ -467,26 +467,26 @@ fn valid_tracestate_value(value: &str) -> bool {
 
 /// A fresh trace id: unique per call and hard to guess.
 fn random_trace_id() -> TraceId {
-    use std::hash::{BuildHasher, Hasher};
+    use std::hash::BuildHasher;
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
 
-    // A keyed PRF over a counter: unpredictable without the per-process key
-    // (std's randomly keyed SipHash), unique per call, and without a system
-    // call per request (the OS random source is read once, for the key).
-    static KEY: OnceLock<std::hash::RandomState> = OnceLock::new();
+    // A keyed hash of a counter: unique per call, unrelated between
+    // processes (the key is read from the OS random source once, through
+    // std's randomly keyed hasher), and without a system call per request.
+    // A trace id is an identifier that travels in logs, headers and
+    // receipts, not a secret, so foldhash (a fraction of SipHash's
+    // instructions) is enough.
+    static KEY: OnceLock<foldhash::quality::FixedState> = OnceLock::new();
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let key = KEY.get_or_init(std::hash::RandomState::new);
+    let key = KEY.get_or_init(|| {
+        let os_random = std::hash::RandomState::new().hash_one(0u8);
+        foldhash::quality::FixedState::with_seed(os_random)
+    });
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let half = |lane: u64| {
-        let mut h = key.build_hasher();
-        h.write_u64(n);
-        h.write_u64(lane);
-        h.finish().to_be_bytes()
-    };
     let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&half(0));
-    bytes[8..].copy_from_slice(&half(1));
+    bytes[..8].copy_from_slice(&key.hash_one((n, 0u8)).to_be_bytes());
+    bytes[8..].copy_from_slice(&key.hash_one((n, 1u8)).to_be_bytes());
     TraceId::from_bytes(bytes).unwrap_or(TraceId([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1]))
 }
 

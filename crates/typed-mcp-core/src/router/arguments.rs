@@ -131,7 +131,10 @@ mod tests {
     #[test]
     fn only_an_object_is_taken_as_text() {
         for raw in ["[1]", "\"text\"", "1", "null", "true"] {
-            assert!(ToolArguments::from_object_text(text(raw)).is_none(), "{raw}");
+            assert!(
+                ToolArguments::from_object_text(text(raw)).is_none(),
+                "{raw}"
+            );
         }
     }
 

@@ -50,12 +50,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
-use typed_mcp_core::{RpcError, ToolArguments};
 use typed_mcp_core::catalog::{ParameterDoc, PromptEntry, ResourceEntry, TemplateEntry, ToolEntry};
 use typed_mcp_core::wire::{
     CacheHint, CacheScope, CallToolResult, GetPromptResult, Icon, Prompt, PromptArgument, Resource,
     ResourceContents, ResourceTemplate, Tool, ToolAnnotations,
 };
+use typed_mcp_core::{RpcError, ToolArguments};
 
 use crate::answer::Answer;
 use crate::capability::Capability;

@@ -167,7 +167,10 @@ fn text_agrees(simple: &SimpleSchema, instance: &Value, valid: bool) {
     // The same text with its first member written twice is never taken.
     if let Some((name, value)) = instance.as_object().and_then(|o| o.iter().next()) {
         let twice = format!("{{{}:{value},{}", json!(name), &text[1..]);
-        assert!(!simple.is_valid_text(&twice, false), "duplicate taken: {twice}");
+        assert!(
+            !simple.is_valid_text(&twice, false),
+            "duplicate taken: {twice}"
+        );
     }
 }
 
