@@ -34,12 +34,16 @@ impl ToolArguments {
     }
 
     /// The arguments as text, when `text` is a JSON object's text (its first
-    /// character is `{`: it parsed as a JSON value already); `None`
-    /// otherwise.
+    /// character is `{`) that surely parses into a map; `None` otherwise.
+    ///
+    /// A `RawValue` is JSON text as serde_json *skims* it, which reads
+    /// neither escapes' code points nor numbers' values: text with a `\u`
+    /// escape (a lone surrogate is refused only when read) or a number that
+    /// may not fit an `f64` (an exponent, or a long run of digits) is not
+    /// taken, so the reader of the map always gets one.
     pub fn from_object_text(text: Box<RawValue>) -> Option<Self> {
-        text.get()
-            .starts_with('{')
-            .then_some(ToolArguments(Repr::Text(text)))
+        let json = text.get();
+        (json.starts_with('{') && !may_not_parse(json)).then_some(ToolArguments(Repr::Text(text)))
     }
 
     /// The arguments' JSON text, when they are held as text.
@@ -95,6 +99,77 @@ impl PartialEq for ToolArguments {
     }
 }
 
+/// Whether reading skimmed JSON `text` into values could fail (see
+/// [`ToolArguments::from_object_text`]); `true` for anything unsure.
+fn may_not_parse(text: &str) -> bool {
+    /// Above this many digits in one number, it may not fit an `f64`.
+    const MAX_DIGITS: usize = 300;
+    let bytes = text.as_bytes();
+    // Short text with no backslash and no `e` anywhere (most arguments) is
+    // told by one pass the compiler vectorizes, instead of the walk below.
+    if bytes.len() <= MAX_DIGITS
+        && !bytes
+            .iter()
+            .fold(false, |seen, &b| seen | (b == b'\\') | (b | 0x20 == b'e'))
+    {
+        return false;
+    }
+    let mut at = 0;
+    let mut digits = 0;
+    while let Some(&byte) = bytes.get(at) {
+        at += 1;
+        if byte.is_ascii_digit() {
+            digits += 1;
+            if digits > MAX_DIGITS {
+                return true;
+            }
+            continue;
+        }
+        match byte {
+            b'"' => {
+                // The string's body, escape by escape.
+                loop {
+                    let Some(found) = quote_or_backslash(&bytes[at..]) else {
+                        return true;
+                    };
+                    at += found + 1;
+                    if bytes[at - 1] == b'"' {
+                        break;
+                    }
+                    if bytes.get(at) == Some(&b'u') {
+                        return true;
+                    }
+                    at += 1;
+                }
+            }
+            // An exponent follows a digit (`true` and `false` hold an `e`
+            // after a letter).
+            b'e' | b'E' if digits > 0 => return true,
+            // A fraction continues its number's run of digits.
+            b'.' => continue,
+            _ => {}
+        }
+        digits = 0;
+    }
+    false
+}
+
+/// The position of the first `"` or `\\` in `bytes`: a plain loop over a
+/// short string (most keys and values), where the vectorized search's setup
+/// costs more than it saves.
+fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
+    const SHORT: usize = 16;
+    for (at, &byte) in bytes.iter().take(SHORT).enumerate() {
+        if byte == b'"' || byte == b'\\' {
+            return Some(at);
+        }
+    }
+    if bytes.len() <= SHORT {
+        return None;
+    }
+    memchr::memchr2(b'"', b'\\', &bytes[SHORT..]).map(|found| SHORT + found)
+}
+
 /// The map of an object's text. The text is a member of a message that
 /// parsed (within the router's depth limit, which is why the parser's own
 /// recursion limit is off), so it parses again, to the same map.
@@ -126,6 +201,33 @@ mod tests {
             args.into_map().keys().collect::<Vec<_>>(),
             full.keys().collect::<Vec<_>>()
         );
+    }
+
+    #[test]
+    fn text_that_might_not_read_into_values_is_not_taken() {
+        for raw in [
+            r#"{"x":1e400}"#,
+            r#"{"x":1.5E3}"#,
+            r#"{"x":"\ud800"}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"x":"a\"b","y":"\u0041"}"#,
+        ] {
+            assert!(
+                ToolArguments::from_object_text(text(raw)).is_none(),
+                "{raw}"
+            );
+        }
+        let long = format!(r#"{{"x":{}}}"#, "9".repeat(400));
+        assert!(ToolArguments::from_object_text(text(&long)).is_none());
+        // Letters, escapes other than `\u`, fractions and booleans are fine.
+        for raw in [
+            r#"{"e":"1e5 \" \\ \n","n":-12.5,"t":true,"f":false,"z":null}"#,
+            r#"{"x":[0.25,{"E":"E"}]}"#,
+        ] {
+            let args = ToolArguments::from_object_text(text(raw)).unwrap();
+            let full: Map<String, Value> = serde_json::from_str(raw).unwrap();
+            assert_eq!(args.into_map(), full, "{raw}");
+        }
     }
 
     #[test]
