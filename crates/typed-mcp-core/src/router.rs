@@ -405,12 +405,14 @@ struct Incoming<'a> {
 /// not name are skipped, as `Incoming` skips them.
 #[derive(Deserialize)]
 struct PlainCall<'a> {
+    /// Borrowed: a value that is not a string without escapes (which this
+    /// shape would refuse anyway) fails the parse, and the full path answers.
     #[serde(borrow, default)]
-    jsonrpc: Member<'a>,
+    jsonrpc: Option<&'a str>,
     #[serde(borrow, default)]
     id: Member<'a>,
     #[serde(borrow, default)]
-    method: Member<'a>,
+    method: Option<&'a str>,
     #[serde(borrow)]
     params: PlainCallParams<'a>,
     // Read so that a duplicate fails here as in `Incoming`; a request with a
@@ -688,9 +690,7 @@ impl Router {
         de.disable_recursion_limit();
         let m = PlainCall::deserialize(&mut de).ok()?;
         de.end().ok()?;
-        if m.jsonrpc.0.map(RawValue::get) != Some("\"2.0\"")
-            || m.method.0.map(RawValue::get) != Some("\"tools/call\"")
-        {
+        if m.jsonrpc != Some("2.0") || m.method != Some(methods::TOOLS_CALL) {
             return None;
         }
         let id = RequestId::from_raw(m.id.0?)?;
@@ -1428,6 +1428,20 @@ fn finish_meta(
             ))
         })?
     };
+    // No other key (every plain call, most requests): nothing to look up.
+    if other.is_empty() {
+        return Ok(RequestMeta {
+            protocol_version,
+            client_capabilities,
+            client_info: None,
+            log_level: None,
+            progress_token: None,
+            traceparent: None,
+            tracestate: None,
+            baggage: None,
+            other,
+        });
+    }
     let client_info = match other.remove(meta_keys::CLIENT_INFO) {
         None => None,
         Some(v) => Some(
