@@ -218,9 +218,13 @@ impl Server {
                     name,
                     may_ask: asks_input,
                 };
-                let (finished, ctx) = self
-                    .run_rounds(&decl.handler, arguments, ctx, slot, stage, session)
-                    .await;
+                // Boxed too: inline, its rounds (750 bytes) made the boxed
+                // call future (1.7 KB) too large for the allocator's fast path
+                // for small blocks (~1 KB), which costs more than two small
+                // blocks do.
+                let (finished, ctx) =
+                    Box::pin(self.run_rounds(&decl.handler, arguments, ctx, slot, stage, session))
+                        .await;
                 let outcome_of_handler = match finished {
                     Ok(reply) => reply,
                     Err(Stopped::NoInput(message)) => Err(ToolError::execution(message)),
@@ -326,9 +330,8 @@ impl Server {
                     name: &uri,
                     may_ask: true,
                 };
-                // Boxed, like every arm but the tool's: the largest arm sets
-                // the size of every call's future, and tool calls are the hot
-                // path (see `Target::Tool`).
+                // Boxed, like every arm: the largest arm sets the size of
+                // every call's future.
                 let (reply, ctx) =
                     Box::pin(self.run_rounds(handler, request, ctx, slot, stage, session)).await;
                 let reply =

@@ -417,30 +417,37 @@ impl Connection {
                 } else {
                     Some(server.acquire_slot().await)
                 };
-                let Call {
-                    id,
-                    meta,
-                    target,
-                    input_responses,
-                    request_state,
-                } = *call;
-                // A call that runs as a task outlives its request: it gets a
-                // cancellation of its own, and no stream to notify on.
-                let task = server.task_support_for(&target, &meta);
-                let task_cancel = task.map(|_| CallCancel::new());
-                let ctx = ToolContext::new(
-                    id.clone(),
-                    meta,
-                    task_cancel.clone().unwrap_or_else(|| token.clone()),
-                    match task {
-                        Some(_) => Outbox::channel().0,
-                        None => outbox.clone(),
-                    },
-                    input_responses,
-                    principal,
-                    server.redactor().clone(),
-                    Some(trace),
-                );
+                // In a block: the envelope (200+ bytes) is moved into the
+                // context, and a binding alive to the end of the body would
+                // keep its room in this future across every await below,
+                // past the allocator's fast path for small blocks (~1 KB).
+                let (id, target, request_state, task, task_cancel, ctx) = {
+                    let Call {
+                        id,
+                        meta,
+                        target,
+                        input_responses,
+                        request_state,
+                    } = *call;
+                    // A call that runs as a task outlives its request: it gets
+                    // a cancellation of its own, and no stream to notify on.
+                    let task = server.task_support_for(&target, &meta);
+                    let task_cancel = task.map(|_| CallCancel::new());
+                    let ctx = ToolContext::new(
+                        id.clone(),
+                        meta,
+                        task_cancel.clone().unwrap_or_else(|| token.clone()),
+                        match task {
+                            Some(_) => Outbox::channel().0,
+                            None => outbox.clone(),
+                        },
+                        input_responses,
+                        principal,
+                        server.redactor().clone(),
+                        Some(trace),
+                    );
+                    (id, target, request_state, task, task_cancel, ctx)
+                };
                 // A tool's result comes back already in its era's shape (the
                 // hot path); the other kinds are shaped here.
                 let legacy = is_legacy_version(&ctx.meta().protocol_version)
