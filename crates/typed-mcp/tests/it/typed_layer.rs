@@ -321,6 +321,136 @@ async fn constraints_are_enforced_and_defaults_applied() {
 }
 
 // ---------------------------------------------------------------------------
+// Arguments read from their text, on the wire
+// ---------------------------------------------------------------------------
+
+#[derive(Debug, Deserialize, JsonSchema)]
+struct Pair {
+    /// First addend.
+    a: i64,
+    /// Second addend.
+    b: i64,
+    /// Echoed back.
+    note: Option<String>,
+    /// Echoed back as it decoded.
+    extra: Option<Value>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+struct PairSum {
+    sum: i64,
+    note: Option<String>,
+    extra: Option<Value>,
+}
+
+fn pair_server() -> Server {
+    let sum = tool_async(attrs("sum"), |args: Pair, _ctx: ToolContext| async move {
+        Structured(PairSum {
+            sum: args.a + args.b,
+            note: args.note,
+            extra: args.extra,
+        })
+    });
+    Server::new("typed", "0.1.0").tool(sum).build().unwrap()
+}
+
+/// A plain call, byte for byte: an envelope with the two required keys and
+/// nothing else, so the router keeps the arguments as the text given.
+fn plain_call(id: u64, arguments: &str) -> Vec<u8> {
+    let meta = crate::support::envelope();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"_meta":{meta},"name":"sum","arguments":{arguments}}}}}"#
+    )
+    .into_bytes()
+}
+
+#[tokio::test]
+async fn arguments_read_from_their_text_decode_as_their_parse_would() {
+    let client = client(pair_server());
+    let structured = |response: &typed_mcp_client::testing::Response| {
+        let result = response.result();
+        assert_ne!(result["isError"], true, "{result}");
+        result["structuredContent"].clone()
+    };
+    // The common case.
+    let r = client.send_raw(&plain_call(1, r#"{"a":1,"b":2}"#)).await;
+    assert_eq!(structured(&r)["sum"], 3);
+    // A member twice: the last one counts, as in the parsed map.
+    let r = client
+        .send_raw(&plain_call(2, r#"{"a":1,"b":2,"a":5}"#))
+        .await;
+    assert_eq!(structured(&r)["sum"], 7);
+    let r = client
+        .send_raw(&plain_call(3, r#"{"a":1,"b":2,"extra":{"k":1,"k":2}}"#))
+        .await;
+    assert_eq!(structured(&r)["extra"], json!({"k": 2}));
+    // Integral floats are integers, wherever they are (an untyped member
+    // too): not `2.0`.
+    let r = client.send_raw(&plain_call(4, r#"{"a":1.0,"b":2}"#)).await;
+    assert_eq!(structured(&r)["sum"], 3);
+    let r = client
+        .send_raw(&plain_call(40, r#"{"a":1,"b":2,"extra":[2.0,2.5]}"#))
+        .await;
+    let value = structured(&r);
+    assert_eq!(value["extra"], json!([2, 2.5]));
+    assert!(value["extra"][0].is_i64(), "{value}");
+    // Escapes, exponents (an integral one is an integer, as above) and
+    // nulls.
+    let r = client
+        .send_raw(&plain_call(
+            5,
+            r#"{"a":2,"b":-1,"note":"caf\u00e9 \"q\"","extra":1.5e-1}"#,
+        ))
+        .await;
+    let value = structured(&r);
+    assert_eq!(
+        (
+            value["sum"].clone(),
+            value["note"].clone(),
+            value["extra"].clone()
+        ),
+        (json!(1), json!("café \"q\""), json!(0.15))
+    );
+    let r = client
+        .send_raw(&plain_call(6, r#"{"a":2,"b":3,"note":null}"#))
+        .await;
+    assert_eq!(structured(&r)["note"], Value::Null);
+    // Bad arguments: every problem, as ever.
+    let r = client
+        .send_raw(&plain_call(7, r#"{"a":"one","note":7}"#))
+        .await;
+    let result = r.result();
+    assert_eq!(result["isError"], true);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(
+        text.lines().collect::<Vec<_>>(),
+        [
+            "invalid arguments for tool \"sum\":",
+            "- a: expected an integer",
+            "- b: this field is required",
+            "- note: expected a string or null",
+        ],
+        "{text}"
+    );
+    // A number too large for a float and a lone surrogate are invalid JSON
+    // (the message is refused whole), and the server serves on.
+    for (id, arguments) in [
+        (8, r#"{"a":1,"b":1e400}"#),
+        (9, r#"{"a":1,"b":2,"note":"\ud800"}"#),
+    ] {
+        let r = client.send_raw(&plain_call(id, arguments)).await;
+        assert_eq!(
+            r.error_code(),
+            Some(-32700),
+            "{arguments}: {:?}",
+            r.messages
+        );
+    }
+    let r = client.send_raw(&plain_call(10, r#"{"b":40,"a":2}"#)).await;
+    assert_eq!(structured(&r)["sum"], 42);
+}
+
+// ---------------------------------------------------------------------------
 // Return shapes
 // ---------------------------------------------------------------------------
 
