@@ -624,7 +624,8 @@ fn json_equal(a: &Value, b: &Value) -> bool {
 /// For the `simple_schema` fuzz target (built with `--cfg fuzzing` only):
 /// `None` when `schema` is not simple; else, for each instance, this
 /// module's answer beside jsonschema's (which must be equal), or jsonschema's
-/// refusal of the schema (which must not happen).
+/// refusal of the schema (which must not happen). The check read from text
+/// ([`SimpleSchema::is_valid_text`]) is held to this module's answer here.
 #[cfg(fuzzing)]
 pub fn beside_full(
     schema: &Value,
@@ -637,7 +638,18 @@ pub fn beside_full(
     };
     Some(Ok(instances
         .iter()
-        .map(|i| (simple.is_valid(i), full.is_valid(i)))
+        .map(|i| {
+            let valid = simple.is_valid(i);
+            // The check read from text says the same of the instance's text
+            // (which holds no member twice).
+            let text = i.to_string();
+            assert_eq!(
+                simple.is_valid_text(&text, false),
+                valid,
+                "the text check disagrees on {text}"
+            );
+            (valid, full.is_valid(i))
+        })
         .collect()))
 }
 
