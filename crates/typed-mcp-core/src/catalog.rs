@@ -547,7 +547,8 @@ pub struct Catalog {
     /// The guidance `server/discover` and `initialize` give the model.
     pub(crate) instructions: Option<String>,
     pub(crate) page_size: usize,
-    pub(crate) fingerprint: String,
+    /// The fingerprint in cursors (see [`Catalog::fingerprint`]).
+    fingerprint: OnceLock<String>,
     pub(crate) list_cache: CacheHint,
     digests: Digests,
 }
@@ -633,7 +634,26 @@ impl Catalog {
             ..Default::default()
         };
         let page_size = options.page_size.max(1);
-        let fingerprint = fingerprint(&tools, &resources, &parsed_templates, &prompts);
+        // The fingerprint (a hash of every declaration's JSON) is only in
+        // cursors: made now when a list has a second page, else when one is
+        // first read (a tenth of a small server's start-up otherwise).
+        let fingerprint = OnceLock::new();
+        let paged = [
+            tools.len(),
+            resources.len(),
+            parsed_templates.len(),
+            prompts.len(),
+        ]
+        .iter()
+        .any(|&count| count > page_size);
+        if paged {
+            let _ = fingerprint.set(catalog_fingerprint(
+                &tools,
+                &resources,
+                &parsed_templates,
+                &prompts,
+            ));
+        }
         let meta = ResultMeta::server(server_info.clone());
         let cache = options.list_cache;
         let discover = DiscoverResult {
@@ -647,7 +667,8 @@ impl Catalog {
         };
         let page_ctx = PageContext {
             page_size,
-            fingerprint: &fingerprint,
+            // Unread when no list has a second page.
+            fingerprint: fingerprint.get().map_or("", String::as_str),
             cache,
             meta: &meta,
         };
@@ -803,7 +824,20 @@ impl Catalog {
 
     /// The page a cursor points at, or `None` for a cursor this catalog did not issue.
     pub(crate) fn page_for_cursor(&self, kind: Kind, cursor: &str) -> Option<usize> {
-        page_for_cursor(&self.pages, self.page_size, &self.fingerprint, kind, cursor)
+        page_for_cursor(
+            &self.pages,
+            self.page_size,
+            self.fingerprint(),
+            kind,
+            cursor,
+        )
+    }
+
+    /// The fingerprint in this catalog's cursors, computed when first needed.
+    fn fingerprint(&self) -> &str {
+        self.fingerprint.get_or_init(|| {
+            catalog_fingerprint(&self.tools, &self.resources, &self.templates, &self.prompts)
+        })
     }
 
     /// The lists of the declarations `visible` keeps (called with each kind
@@ -811,7 +845,7 @@ impl Catalog {
     /// cursors and this cache hint: what one caller may use, say.
     pub fn view(&self, visible: impl Fn(Kind, usize) -> bool, cache: CacheHint) -> ListView {
         let mut hasher = Sha256::new();
-        hasher.update(self.fingerprint.as_bytes());
+        hasher.update(self.fingerprint().as_bytes());
         let mut keep = |kind: Kind, count: usize| -> Vec<usize> {
             let kept: Vec<usize> = (0..count).filter(|&i| visible(kind, i)).collect();
             for i in &kept {
@@ -997,7 +1031,7 @@ fn to_json<T: Serialize>(value: &T) -> Box<str> {
         .into_boxed_str()
 }
 
-fn fingerprint(
+fn catalog_fingerprint(
     tools: &[ToolEntry],
     resources: &[ResourceEntry],
     templates: &[(TemplateEntry, UriTemplate)],

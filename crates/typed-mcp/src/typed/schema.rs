@@ -184,20 +184,19 @@ fn each_subschema_mut(schema: &mut Value, f: &mut impl FnMut(&mut Map<String, Va
         return;
     };
     f(object);
-    for keyword in SINGLE {
-        if let Some(sub) = object.get_mut(*keyword) {
-            each_subschema_mut(sub, f);
-        }
+    let mut members = subschema_members_mut(object);
+    for sub in members[..MAPS_AT].iter_mut().flatten() {
+        each_subschema_mut(sub, f);
     }
-    for keyword in MAPS {
-        if let Some(map) = object.get_mut(*keyword).and_then(Value::as_object_mut) {
+    for map in members[MAPS_AT..LISTS_AT].iter_mut().flatten() {
+        if let Some(map) = map.as_object_mut() {
             for sub in map.values_mut() {
                 each_subschema_mut(sub, f);
             }
         }
     }
-    for keyword in LISTS {
-        if let Some(list) = object.get_mut(*keyword).and_then(Value::as_array_mut) {
+    for list in members[LISTS_AT..].iter_mut().flatten() {
+        if let Some(list) = list.as_array_mut() {
             for sub in list {
                 each_subschema_mut(sub, f);
             }
@@ -286,29 +285,27 @@ fn type_any_values(schema: &mut Value) {
     let Some(object) = schema.as_object_mut() else {
         return;
     };
-    for keyword in SINGLE {
-        // Under `not`, an unconstrained schema means "nothing": left alone.
-        if *keyword == "not" || BOOLEAN_ALLOWED.contains(keyword) {
-            if let Some(sub) = object.get_mut(*keyword) {
-                type_any_values(sub);
-            }
+    let mut members = subschema_members_mut(object);
+    for (keyword, sub) in SINGLE.iter().zip(&mut members[..MAPS_AT]) {
+        let Some(sub) = sub else {
             continue;
-        }
-        if let Some(sub) = object.get_mut(*keyword) {
+        };
+        // Under `not`, an unconstrained schema means "nothing": left alone.
+        if *keyword != "not" && !BOOLEAN_ALLOWED.contains(keyword) {
             fix(sub);
-            type_any_values(sub);
         }
+        type_any_values(sub);
     }
-    for keyword in MAPS {
-        if let Some(map) = object.get_mut(*keyword).and_then(Value::as_object_mut) {
+    for map in members[MAPS_AT..LISTS_AT].iter_mut().flatten() {
+        if let Some(map) = map.as_object_mut() {
             for sub in map.values_mut() {
                 fix(sub);
                 type_any_values(sub);
             }
         }
     }
-    for keyword in LISTS {
-        if let Some(list) = object.get_mut(*keyword).and_then(Value::as_array_mut) {
+    for list in members[LISTS_AT..].iter_mut().flatten() {
+        if let Some(list) = list.as_array_mut() {
             for sub in list {
                 fix(sub);
                 type_any_values(sub);
@@ -524,6 +521,64 @@ const MAPS: &[&str] = &[
 ];
 /// Keywords whose value is a list of subschemas.
 const LISTS: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
+/// How many keywords hold subschemas: [`SINGLE`], then [`MAPS`], then
+/// [`LISTS`], each keyword a slot of [`subschema_members`].
+const SUBSCHEMA_SLOTS: usize = SINGLE.len() + MAPS.len() + LISTS.len();
+/// The first slot of [`MAPS`] and of [`LISTS`].
+const MAPS_AT: usize = SINGLE.len();
+const LISTS_AT: usize = SINGLE.len() + MAPS.len();
+
+/// The slot of a keyword that holds subschemas (a `match`, which compares
+/// lengths before bytes; a test holds it to the three lists).
+fn subschema_slot(key: &str) -> Option<usize> {
+    Some(match key {
+        "items" => 0,
+        "additionalProperties" => 1,
+        "additionalItems" => 2,
+        "not" => 3,
+        "if" => 4,
+        "then" => 5,
+        "else" => 6,
+        "contains" => 7,
+        "propertyNames" => 8,
+        "unevaluatedItems" => 9,
+        "unevaluatedProperties" => 10,
+        "properties" => 11,
+        "patternProperties" => 12,
+        "$defs" => 13,
+        "definitions" => 14,
+        "dependentSchemas" => 15,
+        "prefixItems" => 16,
+        "allOf" => 17,
+        "anyOf" => 18,
+        "oneOf" => 19,
+        _ => return None,
+    })
+}
+
+/// The values of `object`'s keywords that hold subschemas, by slot: one pass
+/// over its members rather than a hashed lookup for each of the twenty
+/// keywords (schema walks were a fifth of a server's start-up instructions).
+fn subschema_members(object: &Map<String, Value>) -> [Option<&Value>; SUBSCHEMA_SLOTS] {
+    let mut found = [None; SUBSCHEMA_SLOTS];
+    for (key, value) in object {
+        if let Some(slot) = subschema_slot(key) {
+            found[slot] = Some(value);
+        }
+    }
+    found
+}
+
+/// [`subschema_members`], mutable.
+fn subschema_members_mut(object: &mut Map<String, Value>) -> [Option<&mut Value>; SUBSCHEMA_SLOTS] {
+    let mut found: [Option<&mut Value>; SUBSCHEMA_SLOTS] = std::array::from_fn(|_| None);
+    for (key, value) in object.iter_mut() {
+        if let Some(slot) = subschema_slot(key) {
+            found[slot] = Some(value);
+        }
+    }
+    found
+}
 /// Keywords that apply their subschemas to the same instance.
 const APPLICATORS: &[&str] = &["allOf", "anyOf", "oneOf"];
 const CONDITIONALS: &[&str] = &["if", "then", "else"];
@@ -602,13 +657,14 @@ fn each_subschema(schema: &Value, pointer: String, f: &mut impl FnMut(&Value, &s
     };
     f(schema, &pointer);
     let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
-    for keyword in SINGLE {
-        if let Some(sub) = object.get(*keyword) {
+    let members = subschema_members(object);
+    for (keyword, sub) in SINGLE.iter().zip(&members[..MAPS_AT]) {
+        if let Some(sub) = sub {
             each_subschema(sub, format!("{pointer}/{keyword}"), f);
         }
     }
-    for keyword in MAPS {
-        if let Some(map) = object.get(*keyword).and_then(Value::as_object) {
+    for (keyword, map) in MAPS.iter().zip(&members[MAPS_AT..LISTS_AT]) {
+        if let Some(map) = map.and_then(Value::as_object) {
             for (name, sub) in map {
                 each_subschema(
                     sub,
@@ -618,8 +674,8 @@ fn each_subschema(schema: &Value, pointer: String, f: &mut impl FnMut(&Value, &s
             }
         }
     }
-    for keyword in LISTS {
-        if let Some(list) = object.get(*keyword).and_then(Value::as_array) {
+    for (keyword, list) in LISTS.iter().zip(&members[LISTS_AT..]) {
+        if let Some(list) = list.and_then(Value::as_array) {
             for (i, sub) in list.iter().enumerate() {
                 each_subschema(sub, format!("{pointer}/{keyword}/{i}"), f);
             }
@@ -801,6 +857,41 @@ pub(crate) fn output_is_wrapped<T: JsonSchema>() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_subschema_keyword_has_its_slot_and_no_other_word_has_one() {
+        let keywords: Vec<&str> = SINGLE.iter().chain(MAPS).chain(LISTS).copied().collect();
+        assert_eq!(keywords.len(), SUBSCHEMA_SLOTS);
+        for (slot, keyword) in keywords.iter().enumerate() {
+            assert_eq!(subschema_slot(keyword), Some(slot), "{keyword}");
+        }
+        for other in ["type", "item", "Items", "", "$ref", "default", "enum"] {
+            assert_eq!(subschema_slot(other), None, "{other}");
+        }
+        // A walk visits every subschema once, in keyword order.
+        let schema = json!({
+            "anyOf": [{"title": "a0"}],
+            "properties": {"p": {"title": "p", "items": {"title": "pi"}}},
+            "items": {"title": "i"},
+            "$defs": {"d": {"title": "d"}}
+        });
+        let mut seen = Vec::new();
+        each_subschema(&schema, String::new(), &mut |s, pointer| {
+            seen.push((pointer.to_owned(), s.get("title").cloned()));
+        });
+        let pointers: Vec<&str> = seen.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(
+            pointers,
+            [
+                "",
+                "/items",
+                "/properties/p",
+                "/properties/p/items",
+                "/$defs/d",
+                "/anyOf/0"
+            ]
+        );
+    }
 
     #[test]
     fn integers_carry_their_width() {
