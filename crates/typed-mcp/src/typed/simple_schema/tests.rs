@@ -396,3 +396,26 @@ fn a_self_referencing_type_is_checked_to_any_depth() {
     }
     assert!(!simple.is_valid(&bad));
 }
+
+#[test]
+fn the_text_check_tells_a_repeated_name_among_many_and_finds_required_ones() {
+    let schema = json!({
+        "type": "object",
+        "required": ["k999"],
+        "additionalProperties": {"type": "string"}
+    });
+    let simple = SimpleSchema::compile(&schema).expect("simple");
+    let members: Vec<String> = (0..1000).map(|i| format!("\"k{i}\":\"v\"")).collect();
+    let text = format!("{{{}}}", members.join(","));
+    assert!(simple.is_valid_text(&text, false));
+    // The first name again, after a thousand others.
+    let twice = format!("{{{},\"k0\":\"w\"}}", members.join(","));
+    assert!(!simple.is_valid_text(&twice, false));
+    // The required name missing.
+    let missing = format!("{{{}}}", members[..999].join(","));
+    assert!(!simple.is_valid_text(&missing, false));
+    assert!(!simple.is_valid(&serde_json::from_str(&missing).unwrap()));
+    // A member of the wrong type, past the short list.
+    let wrong = format!("{{{},\"x\":1}}", members.join(","));
+    assert!(!simple.is_valid_text(&wrong, false));
+}

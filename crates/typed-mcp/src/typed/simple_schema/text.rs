@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::fmt;
 
+use foldhash::HashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
@@ -375,7 +376,7 @@ impl<'de> Visitor<'de> for Check<'_> {
         } else {
             Vec::new()
         };
-        let mut others: Vec<Cow<'de, str>> = Vec::new();
+        let mut others = Names::default();
         let mut required_seen = 0;
         while let Some(Name(name)) = map.next_key()? {
             let found = node.and_then(|n| Some((n, n.properties.locate(&name)?)));
@@ -396,10 +397,9 @@ impl<'de> Visitor<'de> for Check<'_> {
                     (Some(schema), required)
                 }
                 None => {
-                    if others.contains(&name) {
+                    if !others.insert(name) {
                         return Err(de::Error::custom("not known valid"));
                     }
-                    others.push(name);
                     (node.and_then(|n| n.additional), false)
                 }
             };
@@ -411,11 +411,47 @@ impl<'de> Visitor<'de> for Check<'_> {
                 || !node
                     .required_elsewhere
                     .iter()
-                    .all(|name| others.iter().any(|other| other == name)))
+                    .all(|name| others.contains(name)))
         {
             return Err(de::Error::custom("not known valid"));
         }
         Ok(())
+    }
+}
+
+/// The names of an object's members that are not among its schema's
+/// `properties`: a list while short, a set beyond that, so a map argument
+/// with many keys costs no more than its parse.
+#[derive(Default)]
+struct Names<'de> {
+    list: Vec<Cow<'de, str>>,
+    set: Option<HashSet<Cow<'de, str>>>,
+}
+
+impl<'de> Names<'de> {
+    /// Above this many names, they move to the set.
+    const LISTED: usize = 16;
+
+    /// Adds `name`; `false` when it was there already.
+    fn insert(&mut self, name: Cow<'de, str>) -> bool {
+        if let Some(set) = &mut self.set {
+            return set.insert(name);
+        }
+        if self.list.contains(&name) {
+            return false;
+        }
+        self.list.push(name);
+        if self.list.len() > Self::LISTED {
+            self.set = Some(self.list.drain(..).collect());
+        }
+        true
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        match &self.set {
+            Some(set) => set.contains(name),
+            None => self.list.iter().any(|listed| listed == name),
+        }
     }
 }
 
