@@ -465,7 +465,7 @@ fn valid_tracestate_value(value: &str) -> bool {
     (1..=256).contains(&b.len()) && b.iter().all(|&c| printable(c)) && b[b.len() - 1] != b' '
 }
 
-/// A fresh trace id: unique per call and hard to guess.
+/// A fresh trace id: unique per call and unrelated between processes.
 fn random_trace_id() -> TraceId {
     use std::hash::BuildHasher;
     use std::sync::OnceLock;
