@@ -439,6 +439,23 @@ fn path_segments(path: &str) -> Vec<String> {
         .collect()
 }
 
+/// The integer an integral float stands for, when it fits an `i64` or a
+/// `u64`: the arguments path reads such a float as that integer.
+pub(crate) fn integer_of_float(f: f64) -> Option<Value> {
+    if f.fract() != 0.0 {
+        return None;
+    }
+    // 2^63 and 2^64 are exact as f64; every integral f64 below them
+    // converts to the same integer.
+    if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
+        Some(Value::from(f as i64))
+    } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
+        Some(Value::from(f as u64))
+    } else {
+        None
+    }
+}
+
 /// JSON Schema counts `3.0` as an integer; serde's integer types refuse a
 /// float. So that what the schema accepts decodes, a number written as a
 /// float with no fractional part becomes the integer it is, when it fits 64
@@ -447,15 +464,8 @@ fn path_segments(path: &str) -> Vec<String> {
 fn integral_floats_as_integers(value: &mut Value) {
     match value {
         Value::Number(n) if n.is_f64() => {
-            let Some(f) = n.as_f64().filter(|f| f.fract() == 0.0) else {
-                return;
-            };
-            // 2^63 and 2^64 are exact as f64; every integral f64 below them
-            // converts to the same integer.
-            if (-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&f) {
-                *value = Value::from(f as i64);
-            } else if (0.0..18_446_744_073_709_551_616.0).contains(&f) {
-                *value = Value::from(f as u64);
+            if let Some(integer) = n.as_f64().and_then(integer_of_float) {
+                *value = integer;
             }
         }
         Value::Array(items) => items.iter_mut().for_each(integral_floats_as_integers),

@@ -63,6 +63,41 @@ struct Node {
 }
 
 impl Node {
+    /// Whether an array of `len` items is within `minItems`/`maxItems`.
+    fn admits_count(&self, len: usize) -> bool {
+        let len = len as u64;
+        !(self.min_items.is_some_and(|min| len < min)
+            || self.max_items.is_some_and(|max| len > max))
+    }
+
+    /// Whether a string is within `minLength`/`maxLength`, which count
+    /// characters (code points), not bytes.
+    fn admits_length(&self, text: &str) -> bool {
+        if self.min_length.is_none() && self.max_length.is_none() {
+            return true;
+        }
+        let len = text.chars().count() as u64;
+        !(self.min_length.is_some_and(|min| len < min)
+            || self.max_length.is_some_and(|max| len > max))
+    }
+
+    /// Whether a number is within the bounds.
+    fn admits_number(&self, n: &Number) -> bool {
+        if let Some(min) = &self.minimum {
+            let order = compare(n, &min.limit);
+            if order == Ordering::Less || (min.exclusive && order == Ordering::Equal) {
+                return false;
+            }
+        }
+        if let Some(max) = &self.maximum {
+            let order = compare(n, &max.limit);
+            if order == Ordering::Greater || (max.exclusive && order == Ordering::Equal) {
+                return false;
+            }
+        }
+        true
+    }
+
     /// The nodes that apply to the same instance as this one.
     fn in_place(&self) -> impl Iterator<Item = usize> + '_ {
         self.reference
@@ -254,10 +289,7 @@ impl SimpleSchema {
                 }
             }
             Value::Array(items) => {
-                let len = items.len() as u64;
-                if node.min_items.is_some_and(|min| len < min)
-                    || node.max_items.is_some_and(|max| len > max)
-                {
+                if !node.admits_count(items.len()) {
                     return false;
                 }
                 if let Some(schema) = node.items
@@ -267,28 +299,13 @@ impl SimpleSchema {
                 }
             }
             Value::String(text) => {
-                if node.min_length.is_some() || node.max_length.is_some() {
-                    // Lengths count characters (code points), not bytes.
-                    let len = text.chars().count() as u64;
-                    if node.min_length.is_some_and(|min| len < min)
-                        || node.max_length.is_some_and(|max| len > max)
-                    {
-                        return false;
-                    }
+                if !node.admits_length(text) {
+                    return false;
                 }
             }
             Value::Number(n) => {
-                if let Some(min) = &node.minimum {
-                    let order = compare(n, &min.limit);
-                    if order == Ordering::Less || (min.exclusive && order == Ordering::Equal) {
-                        return false;
-                    }
-                }
-                if let Some(max) = &node.maximum {
-                    let order = compare(n, &max.limit);
-                    if order == Ordering::Greater || (max.exclusive && order == Ordering::Equal) {
-                        return false;
-                    }
+                if !node.admits_number(n) {
+                    return false;
                 }
             }
             Value::Null | Value::Bool(_) => {}

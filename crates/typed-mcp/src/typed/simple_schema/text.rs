@@ -17,14 +17,14 @@
 //! takes the `Value` path, which gives the complete answer.
 
 use std::borrow::Cow;
-use std::cmp::Ordering;
 use std::fmt;
 
 use foldhash::HashSet;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 
-use super::{Kind, Node, SimpleSchema, compare};
+use super::{Kind, Node, SimpleSchema};
+use crate::typed::args::integer_of_float;
 
 /// How a node reads an instance from text, decided once per schema.
 #[derive(Debug, Clone, Copy)]
@@ -153,22 +153,10 @@ impl Check<'_> {
         if !self.admits(kind) {
             return Err(refused());
         }
-        let Some(node) = self.node() else {
-            return Ok(());
-        };
-        if let Some(min) = &node.minimum {
-            let order = compare(&n, &min.limit);
-            if order == Ordering::Less || (min.exclusive && order == Ordering::Equal) {
-                return Err(refused());
-            }
+        match self.node() {
+            Some(node) if !node.admits_number(&n) => Err(refused()),
+            _ => Ok(()),
         }
-        if let Some(max) = &node.maximum {
-            let order = compare(&n, &max.limit);
-            if order == Ordering::Greater || (max.exclusive && order == Ordering::Equal) {
-                return Err(refused());
-            }
-        }
-        Ok(())
     }
 
     /// `null` or a boolean against a streamed node: its type alone.
@@ -188,7 +176,7 @@ fn refused<E: de::Error>() -> E {
 
 /// Whether a float is one the arguments path turns into an integer.
 fn is_integral(f: f64) -> bool {
-    f.fract() == 0.0 && (-9_223_372_036_854_775_808.0..18_446_744_073_709_551_616.0).contains(&f)
+    integer_of_float(f).is_some()
 }
 
 impl<'de> DeserializeSeed<'de> for Check<'_> {
@@ -284,7 +272,7 @@ impl<'de> Visitor<'de> for Strict {
         while let Some(name) = map.next_key::<String>()? {
             let value = map.next_value_seed(self)?;
             if members.insert(name, value).is_some() {
-                return Err(de::Error::custom("not known valid"));
+                return Err(refused());
             }
         }
         Ok(Value::Object(members))
@@ -328,43 +316,31 @@ impl<'de> Visitor<'de> for Check<'_> {
         if !self.admits(Kind::String as u8) {
             return Err(refused());
         }
-        let Some(node) = self.node() else {
-            return Ok(());
-        };
-        if node.min_length.is_some() || node.max_length.is_some() {
-            // Lengths count characters (code points), not bytes.
-            let len = v.chars().count() as u64;
-            if node.min_length.is_some_and(|min| len < min)
-                || node.max_length.is_some_and(|max| len > max)
-            {
-                return Err(refused());
-            }
+        match self.node() {
+            Some(node) if !node.admits_length(v) => Err(refused()),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         if !self.admits(Kind::Array as u8) {
-            return Err(de::Error::custom("not known valid"));
+            return Err(refused());
         }
         let node = self.node();
         let item = self.at(node.and_then(|n| n.items));
-        let mut len: u64 = 0;
+        let mut len = 0;
         while seq.next_element_seed(item)?.is_some() {
             len += 1;
         }
-        if let Some(node) = node
-            && (node.min_items.is_some_and(|min| len < min)
-                || node.max_items.is_some_and(|max| len > max))
-        {
-            return Err(de::Error::custom("not known valid"));
+        if node.is_some_and(|node| !node.admits_count(len)) {
+            return Err(refused());
         }
         Ok(())
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         if !self.admits(Kind::Object as u8) {
-            return Err(de::Error::custom("not known valid"));
+            return Err(refused());
         }
         let node = self.node();
         let named = node.map_or(0, |n| n.properties.list.len());
@@ -392,13 +368,13 @@ impl<'de> Visitor<'de> for Check<'_> {
                         again
                     };
                     if again {
-                        return Err(de::Error::custom("not known valid"));
+                        return Err(refused());
                     }
                     (Some(schema), required)
                 }
                 None => {
                     if !others.insert(name) {
-                        return Err(de::Error::custom("not known valid"));
+                        return Err(refused());
                     }
                     (node.and_then(|n| n.additional), false)
                 }
@@ -413,7 +389,7 @@ impl<'de> Visitor<'de> for Check<'_> {
                     .iter()
                     .all(|name| others.contains(name)))
         {
-            return Err(de::Error::custom("not known valid"));
+            return Err(refused());
         }
         Ok(())
     }
