@@ -707,7 +707,7 @@ impl Router {
         // Arguments that are not an object are refused by the full parse.
         let arguments = match arguments {
             None => ToolArguments::default(),
-            Some(text) => ToolArguments::from_object_text(text.to_owned())?,
+            Some(text) => ToolArguments::from_object_text(text)?,
         };
         // Rung 16: the tool exists.
         let index = self.catalog.tool_index(&name)?;
