@@ -40,8 +40,8 @@ impl ToolArguments {
     /// neither escapes' code points nor numbers' values: text with a `\u`
     /// escape (a lone surrogate is refused only when read) or a number that
     /// may not fit an `f64` (an exponent, or a long run of digits) is not
-    /// taken, so the reader of the map always gets one.
-    /// The text is copied only when it is taken.
+    /// taken, so the reader of the map always gets one. The text is copied
+    /// only when it is taken.
     pub fn from_object_text(text: &RawValue) -> Option<Self> {
         let json = text.get();
         (json.starts_with('{') && !may_not_parse(json))
