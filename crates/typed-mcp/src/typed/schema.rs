@@ -497,8 +497,11 @@ fn describe_validators(schema: &mut Value) {
 /// schemas are shallow, and a cycle must end.
 const WALK_BUDGET: usize = 10_000;
 
-/// Keywords whose value is one subschema.
-const SINGLE: &[&str] = &[
+/// Every keyword whose value holds subschemas, each a slot of
+/// [`subschema_members`], in the order a walk visits them: [`SINGLE`], then
+/// [`MAPS`], then [`LISTS`].
+const SUBSCHEMA_KEYWORDS: [&str; 20] = [
+    // One subschema.
     "items",
     "additionalProperties",
     "additionalItems",
@@ -510,50 +513,37 @@ const SINGLE: &[&str] = &[
     "propertyNames",
     "unevaluatedItems",
     "unevaluatedProperties",
-];
-/// Keywords whose value maps names to subschemas.
-const MAPS: &[&str] = &[
+    // Names mapped to subschemas.
     "properties",
     "patternProperties",
     "$defs",
     "definitions",
     "dependentSchemas",
+    // Lists of subschemas.
+    "prefixItems",
+    "allOf",
+    "anyOf",
+    "oneOf",
 ];
-/// Keywords whose value is a list of subschemas.
-const LISTS: &[&str] = &["prefixItems", "allOf", "anyOf", "oneOf"];
-/// How many keywords hold subschemas: [`SINGLE`], then [`MAPS`], then
-/// [`LISTS`], each keyword a slot of [`subschema_members`].
-const SUBSCHEMA_SLOTS: usize = SINGLE.len() + MAPS.len() + LISTS.len();
+const SUBSCHEMA_SLOTS: usize = SUBSCHEMA_KEYWORDS.len();
 /// The first slot of [`MAPS`] and of [`LISTS`].
-const MAPS_AT: usize = SINGLE.len();
-const LISTS_AT: usize = SINGLE.len() + MAPS.len();
+const MAPS_AT: usize = 11;
+const LISTS_AT: usize = 16;
+/// Keywords whose value is one subschema.
+const SINGLE: &[&str] = SUBSCHEMA_KEYWORDS.as_slice().split_at(MAPS_AT).0;
+/// Keywords whose value maps names to subschemas.
+const MAPS: &[&str] = SUBSCHEMA_KEYWORDS
+    .as_slice()
+    .split_at(LISTS_AT)
+    .0
+    .split_at(MAPS_AT)
+    .1;
+/// Keywords whose value is a list of subschemas.
+const LISTS: &[&str] = SUBSCHEMA_KEYWORDS.as_slice().split_at(LISTS_AT).1;
 
-/// The slot of a keyword that holds subschemas (a `match`, which compares
-/// lengths before bytes; a test holds it to the three lists).
+/// The slot of a keyword that holds subschemas.
 fn subschema_slot(key: &str) -> Option<usize> {
-    Some(match key {
-        "items" => 0,
-        "additionalProperties" => 1,
-        "additionalItems" => 2,
-        "not" => 3,
-        "if" => 4,
-        "then" => 5,
-        "else" => 6,
-        "contains" => 7,
-        "propertyNames" => 8,
-        "unevaluatedItems" => 9,
-        "unevaluatedProperties" => 10,
-        "properties" => 11,
-        "patternProperties" => 12,
-        "$defs" => 13,
-        "definitions" => 14,
-        "dependentSchemas" => 15,
-        "prefixItems" => 16,
-        "allOf" => 17,
-        "anyOf" => 18,
-        "oneOf" => 19,
-        _ => return None,
-    })
+    SUBSCHEMA_KEYWORDS.iter().position(|k| *k == key)
 }
 
 /// The values of `object`'s keywords that hold subschemas, by slot: one pass
@@ -861,7 +851,8 @@ mod tests {
     #[test]
     fn each_subschema_keyword_has_its_slot_and_no_other_word_has_one() {
         let keywords: Vec<&str> = SINGLE.iter().chain(MAPS).chain(LISTS).copied().collect();
-        assert_eq!(keywords.len(), SUBSCHEMA_SLOTS);
+        assert_eq!(keywords, SUBSCHEMA_KEYWORDS);
+        assert_eq!((MAPS[0], LISTS[0]), ("properties", "prefixItems"));
         for (slot, keyword) in keywords.iter().enumerate() {
             assert_eq!(subschema_slot(keyword), Some(slot), "{keyword}");
         }
