@@ -635,25 +635,9 @@ impl Catalog {
         };
         let page_size = options.page_size.max(1);
         // The fingerprint (a hash of every declaration's JSON) is only in
-        // cursors: made now when a list has a second page, else when one is
-        // first read (a tenth of a small server's start-up otherwise).
+        // cursors: made when the first one is (a list with a second page) or
+        // read (a tenth of a small server's start-up otherwise).
         let fingerprint = OnceLock::new();
-        let paged = [
-            tools.len(),
-            resources.len(),
-            parsed_templates.len(),
-            prompts.len(),
-        ]
-        .iter()
-        .any(|&count| count > page_size);
-        if paged {
-            let _ = fingerprint.set(catalog_fingerprint(
-                &tools,
-                &resources,
-                &parsed_templates,
-                &prompts,
-            ));
-        }
         let meta = ResultMeta::server(server_info.clone());
         let cache = options.list_cache;
         let discover = DiscoverResult {
@@ -667,8 +651,10 @@ impl Catalog {
         };
         let page_ctx = PageContext {
             page_size,
-            // Unread when no list has a second page.
-            fingerprint: fingerprint.get().map_or("", String::as_str),
+            fingerprint: &fingerprint,
+            make_fingerprint: &|| {
+                catalog_fingerprint(&tools, &resources, &parsed_templates, &prompts)
+            },
             cache,
             meta: &meta,
         };
@@ -860,9 +846,12 @@ impl Catalog {
         let digest = hasher.finalize();
         let fingerprint: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         let meta = ResultMeta::server(self.server_info.clone());
+        // Made already: the view's cursors carry their own fingerprint.
+        let made = OnceLock::from(fingerprint.clone());
         let page_ctx = PageContext {
             page_size: self.page_size,
-            fingerprint: &fingerprint,
+            fingerprint: &made,
+            make_fingerprint: &String::new,
             cache,
             meta: &meta,
         };
@@ -928,12 +917,19 @@ fn make_cursor(kind: Kind, offset: usize, fingerprint: &str) -> String {
 
 struct PageContext<'a> {
     page_size: usize,
-    fingerprint: &'a str,
+    /// The fingerprint in cursors, made by `make_fingerprint` when the first
+    /// cursor is.
+    fingerprint: &'a OnceLock<String>,
+    make_fingerprint: &'a dyn Fn() -> String,
     cache: CacheHint,
     meta: &'a ResultMeta,
 }
 
 impl PageContext<'_> {
+    fn fingerprint(&self) -> &str {
+        self.fingerprint.get_or_init(self.make_fingerprint)
+    }
+
     /// The pages of the four lists.
     fn all_pages<'i>(
         &self,
@@ -994,7 +990,7 @@ impl PageContext<'_> {
             .enumerate()
             .map(|(i, chunk)| {
                 let next_cursor = (i + 1 < count)
-                    .then(|| make_cursor(kind, (i + 1) * self.page_size, self.fingerprint));
+                    .then(|| make_cursor(kind, (i + 1) * self.page_size, self.fingerprint()));
                 let page = Page {
                     result_type: ResultType::Complete,
                     field,
@@ -1421,6 +1417,34 @@ pub(crate) fn required_prompt_arguments(prompt: &Prompt) -> impl Iterator<Item =
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_cursor_fingerprint_is_made_when_a_cursor_is_and_is_the_same_made_late() {
+        let catalog = |page_size: usize| {
+            let tools = (0..3)
+                .map(|i| {
+                    ToolEntry::new(
+                        Tool::new(format!("t{i}"), json!({"type": "object"}))
+                            .with_description("A tool."),
+                    )
+                })
+                .collect();
+            let options =
+                CatalogOptions::new(Implementation::new("fp", "1")).with_page_size(page_size);
+            Catalog::build(options, tools, vec![], vec![], vec![]).unwrap()
+        };
+        // Two pages: the first page's cursor needed it at build.
+        let paged = catalog(2);
+        assert!(paged.fingerprint.get().is_some());
+        // One page: no cursor, no fingerprint until one is read.
+        let single = catalog(100);
+        assert!(single.fingerprint.get().is_none());
+        assert_eq!(single.page_for_cursor(Kind::Tool, "not a cursor"), None);
+        assert_eq!(single.fingerprint.get(), paged.fingerprint.get());
+        // The paged catalog's own cursor is accepted, and names page 1.
+        let cursor = make_cursor(Kind::Tool, 2, paged.fingerprint());
+        assert_eq!(paged.page_for_cursor(Kind::Tool, &cursor), Some(1));
+    }
 
     #[test]
     fn nullable_strings_are_strings_in_either_spelling() {
