@@ -67,8 +67,8 @@
 //!     becomes [`Decision::Invoke`]. Argument validation against the input
 //!     schema belongs to the handler layer and fails as an `isError` result.
 //!
-//! The common call (a plain `tools/call`: exactly the two envelope keys,
-//! `name` and `arguments`, and over HTTP standard headers that agree with
+//! The common call (a plain `tools/call`: the `_meta` envelope, `name` and
+//! `arguments`, and over HTTP standard headers that agree with
 //! them) is invoked from typed fields without building a `Value` tree for the
 //! envelope; any other message, and any such call a rung would refuse, walks
 //! the ladder above from a full parse.
@@ -442,16 +442,92 @@ struct PlainCallParams<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-/// A `_meta` envelope holding the two required keys and nothing else (the
+/// A `_meta` envelope: the two required keys, typed, and every other key as
+/// the full parse reads it (a `Value`, in the order sent), for [`finish_meta`]
+/// to check as it checks the full parse's. A key given twice, or a required
+/// key missing or of another type, refuses this shape and the full parse
+/// answers.
+struct PlainMeta {
+    protocol_version: String,
+    client_capabilities: Map<String, Value>,
+    /// A list, not a `Map`: most envelopes have no other key, and the
+    /// smaller struct is cheaper to move through serde's returns.
+    other: Vec<(String, Value)>,
+}
+
+impl<'de> Deserialize<'de> for PlainMeta {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(PlainMetaVisitor)
+    }
+}
+
+struct PlainMetaVisitor;
+
+impl<'de> serde::de::Visitor<'de> for PlainMetaVisitor {
+    type Value = PlainMeta;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("the _meta object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<PlainMeta, A::Error> {
+        use serde::de::Error as _;
+        let mut protocol_version = None;
+        let mut client_capabilities = None;
+        let mut other = Vec::new();
+        while let Some(key) = map.next_key::<MetaKey>()? {
+            let twice = match key {
+                MetaKey::ProtocolVersion => protocol_version.replace(map.next_value()?).is_some(),
+                MetaKey::ClientCapabilities => {
+                    client_capabilities.replace(map.next_value()?).is_some()
+                }
+                MetaKey::Other(key) => {
+                    other.push((key, map.next_value()?));
+                    false
+                }
+            };
+            if twice {
+                return Err(A::Error::custom("a _meta key given twice"));
+            }
+        }
+        match (protocol_version, client_capabilities) {
+            (Some(protocol_version), Some(client_capabilities)) => Ok(PlainMeta {
+                protocol_version,
+                client_capabilities,
+                other,
+            }),
+            _ => Err(A::Error::custom("a required _meta key is missing")),
+        }
+    }
+}
+
+/// A `_meta` key: the two required ones are told apart without a copy (the
 /// keys are `meta_keys::PROTOCOL_VERSION` and `CLIENT_CAPABILITIES`; a test
 /// holds them equal).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainMeta {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion")]
-    protocol_version: String,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities")]
-    client_capabilities: Map<String, Value>,
+enum MetaKey {
+    ProtocolVersion,
+    ClientCapabilities,
+    Other(String),
+}
+
+impl<'de> Deserialize<'de> for MetaKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl serde::de::Visitor<'_> for KeyVisitor {
+            type Value = MetaKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a _meta key")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<MetaKey, E> {
+                Ok(match key {
+                    meta_keys::PROTOCOL_VERSION => MetaKey::ProtocolVersion,
+                    meta_keys::CLIENT_CAPABILITIES => MetaKey::ClientCapabilities,
+                    _ => MetaKey::Other(key.to_owned()),
+                })
+            }
+        }
+        deserializer.deserialize_str(KeyVisitor)
+    }
 }
 
 /// A top-level member's raw JSON text, or `None` when the member is absent.
@@ -732,10 +808,17 @@ impl Router {
                 }
             }
         }
+        let mut other = Map::new();
+        for (key, value) in meta.other {
+            // A key given twice: the full parse keeps the last one.
+            if other.insert(key, value).is_some() {
+                return None;
+            }
+        }
         let meta = finish_meta(
             meta.protocol_version,
             meta.client_capabilities,
-            Map::new(),
+            other,
             text.as_bytes(),
         )
         .ok()?;
@@ -907,7 +990,7 @@ impl Router {
             Some(_) => return Err(envelope_error("params._meta must be an object")),
             None => return Err(envelope_error("params._meta is required on every request")),
         };
-        let version = match meta.remove(meta_keys::PROTOCOL_VERSION) {
+        let version = match meta.shift_remove(meta_keys::PROTOCOL_VERSION) {
             Some(Value::String(v)) => v,
             Some(_) => {
                 return Err(envelope_error(format!(
@@ -922,7 +1005,7 @@ impl Router {
                 )));
             }
         };
-        let capabilities = match meta.remove(meta_keys::CLIENT_CAPABILITIES) {
+        let capabilities = match meta.shift_remove(meta_keys::CLIENT_CAPABILITIES) {
             Some(Value::Object(caps)) => caps,
             Some(_) => {
                 return Err(envelope_error(format!(
@@ -1410,6 +1493,10 @@ fn id_member(value: &Value, message: &[u8], member: IdMember) -> Option<RequestI
     RequestId::from_raw(raw?)
 }
 
+/// Rung 12: the `_meta` keys beyond the two required ones. Known keys are
+/// taken out with `shift_remove` (as are the required ones before), so the
+/// keys left in `RequestMeta::other` keep the order the client sent them in,
+/// whether the plain-call path or the full parse read the envelope.
 fn finish_meta(
     protocol_version: String,
     capabilities: Map<String, Value>,
@@ -1428,7 +1515,7 @@ fn finish_meta(
             ))
         })?
     };
-    // No other key (every plain call, most requests): nothing to look up.
+    // No other key (most requests): nothing to look up.
     if other.is_empty() {
         return Ok(RequestMeta {
             protocol_version,
@@ -1442,7 +1529,7 @@ fn finish_meta(
             other,
         });
     }
-    let client_info = match other.remove(meta_keys::CLIENT_INFO) {
+    let client_info = match other.shift_remove(meta_keys::CLIENT_INFO) {
         None => None,
         Some(v) => Some(
             serde_json::from_value::<Box<Implementation>>(v).map_err(|e| {
@@ -1453,7 +1540,7 @@ fn finish_meta(
             })?,
         ),
     };
-    let log_level = match other.remove(meta_keys::LOG_LEVEL) {
+    let log_level = match other.shift_remove(meta_keys::LOG_LEVEL) {
         None => None,
         Some(Value::String(level)) => Some(LoggingLevel::parse(&level).ok_or_else(|| {
             envelope_error(format!(
@@ -1468,7 +1555,7 @@ fn finish_meta(
             )));
         }
     };
-    let progress_token = match other.remove(meta_keys::PROGRESS_TOKEN) {
+    let progress_token = match other.shift_remove(meta_keys::PROGRESS_TOKEN) {
         None => None,
         Some(v) => Some(
             id_member(&v, message, IdMember::ProgressToken).ok_or_else(|| {
@@ -1477,7 +1564,7 @@ fn finish_meta(
         ),
     };
     let mut trace = |key: &str| -> Result<Option<String>, Refusal> {
-        match other.remove(key) {
+        match other.shift_remove(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s)),
             Some(_) => Err(envelope_error(format!("_meta.{key} must be a string"))),

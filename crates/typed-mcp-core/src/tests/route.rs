@@ -1950,6 +1950,12 @@ fn the_plain_call_path_decides_as_the_full_parse() {
     let call = |rest: &str| {
         format!(r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{{rest}}}}}"#)
     };
+    // An `echo` call whose `_meta` also holds `more`.
+    let meta = |more: &str| {
+        format!(
+            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},{more}}},"name":"echo","arguments":{{"text":"hi"}}"#
+        )
+    };
     // (message, whether the short path takes it)
     let cases: Vec<(String, bool)> = vec![
         (
@@ -1977,7 +1983,55 @@ fn the_plain_call_path_decides_as_the_full_parse() {
             ),
             true,
         ),
+        // `_meta` keys beyond the two required ones: read as the full parse
+        // reads them, in the order sent.
+        (
+            call(&meta(
+                r#""traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","tracestate":"a=1","baggage":"k=v""#,
+            )),
+            true,
+        ),
+        (
+            call(&meta(
+                r#""io.modelcontextprotocol/clientInfo":{"name":"c","version":"1.0"}"#,
+            )),
+            true,
+        ),
+        (call(&meta(r#""progressToken":5"#)), true),
+        (call(&meta(r#""progressToken":"p-1""#)), true),
+        (
+            call(&meta(r#""progressToken":123456789012345678901234567890"#)),
+            true,
+        ),
+        (
+            call(&meta(r#""io.modelcontextprotocol/logLevel":"debug""#)),
+            true,
+        ),
+        (
+            call(&format!(
+                r#""_meta":{{"z.example/b":[1,{{"c":null}}],"io.modelcontextprotocol\/protocolVersion":"{version}","a":1,"io.modelcontextprotocol/clientCapabilities":{{}},"progressToken":1,"y":"\u00e9"}},"name":"echo""#
+            )),
+            true,
+        ),
         // Everything below is decided by the full parse.
+        (call(&meta(r#""progressToken":1.5"#)), false),
+        (call(&meta(r#""progressToken":null"#)), false),
+        (
+            call(&meta(r#""io.modelcontextprotocol/logLevel":"loud""#)),
+            false,
+        ),
+        (
+            call(&meta(r#""io.modelcontextprotocol/clientInfo":7"#)),
+            false,
+        ),
+        (call(&meta(r#""traceparent":7"#)), false),
+        (call(&meta(r#""a":1,"a":2"#)), false),
+        (
+            call(&meta(&format!(
+                r#""io.modelcontextprotocol/protocolVersion":"{version}""#
+            ))),
+            false,
+        ),
         (
             call(&format!(
                 r#"{env},"name":"needs_sampling","arguments":{{}}"#
@@ -2014,12 +2068,6 @@ fn the_plain_call_path_decides_as_the_full_parse() {
             call(
                 r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}},"name":"echo""#,
             ),
-            false,
-        ),
-        (
-            call(&format!(
-                r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}},"name":"echo""#
-            )),
             false,
         ),
         (
