@@ -442,14 +442,19 @@ struct PlainCallParams<'a> {
     arguments: Option<&'a RawValue>,
 }
 
-/// A `_meta` envelope: the two required keys, typed, and every other key as
-/// the full parse reads it (a `Value`, in the order sent), for [`finish_meta`]
-/// to check as it checks the full parse's. A key given twice, or a required
-/// key missing or of another type, refuses this shape and the full parse
-/// answers.
+/// A `_meta` envelope: the two required keys and `clientInfo` (which clients
+/// should send on every request), typed, and every other key as the full
+/// parse reads it (a `Value`, in the order sent), for [`finish_meta`] to check
+/// as it checks the full parse's. A key given twice, a required key missing,
+/// or a key of these three that does not decode, refuses this shape and the
+/// full parse answers.
 struct PlainMeta {
     protocol_version: String,
     client_capabilities: Map<String, Value>,
+    /// Decoded from the text: the same `Implementation` the full parse
+    /// decodes from its `Value` (both are serde's derive; only a member
+    /// given twice differs, and it refuses this shape).
+    client_info: Option<Box<Implementation>>,
     /// A list, not a `Map`: most envelopes have no other key, and the
     /// smaller struct is cheaper to move through serde's returns.
     other: Vec<(String, Value)>,
@@ -474,6 +479,7 @@ impl<'de> serde::de::Visitor<'de> for PlainMetaVisitor {
         use serde::de::Error as _;
         let mut protocol_version = None;
         let mut client_capabilities = None;
+        let mut client_info = None;
         let mut other = Vec::new();
         while let Some(key) = map.next_key::<MetaKey>()? {
             let twice = match key {
@@ -481,6 +487,7 @@ impl<'de> serde::de::Visitor<'de> for PlainMetaVisitor {
                 MetaKey::ClientCapabilities => {
                     client_capabilities.replace(map.next_value()?).is_some()
                 }
+                MetaKey::ClientInfo => client_info.replace(map.next_value()?).is_some(),
                 MetaKey::Other(key) => {
                     other.push((key, map.next_value()?));
                     false
@@ -494,6 +501,7 @@ impl<'de> serde::de::Visitor<'de> for PlainMetaVisitor {
             (Some(protocol_version), Some(client_capabilities)) => Ok(PlainMeta {
                 protocol_version,
                 client_capabilities,
+                client_info,
                 other,
             }),
             _ => Err(A::Error::custom("a required _meta key is missing")),
@@ -501,12 +509,13 @@ impl<'de> serde::de::Visitor<'de> for PlainMetaVisitor {
     }
 }
 
-/// A `_meta` key: the two required ones are told apart without a copy (the
-/// keys are `meta_keys::PROTOCOL_VERSION` and `CLIENT_CAPABILITIES`; a test
-/// holds them equal).
+/// A `_meta` key: the ones [`PlainMeta`] types are told apart without a copy
+/// (the keys are `meta_keys::PROTOCOL_VERSION`, `CLIENT_CAPABILITIES` and
+/// `CLIENT_INFO`; a test holds them equal).
 enum MetaKey {
     ProtocolVersion,
     ClientCapabilities,
+    ClientInfo,
     Other(String),
 }
 
@@ -522,6 +531,7 @@ impl<'de> Deserialize<'de> for MetaKey {
                 Ok(match key {
                     meta_keys::PROTOCOL_VERSION => MetaKey::ProtocolVersion,
                     meta_keys::CLIENT_CAPABILITIES => MetaKey::ClientCapabilities,
+                    meta_keys::CLIENT_INFO => MetaKey::ClientInfo,
                     _ => MetaKey::Other(key.to_owned()),
                 })
             }
@@ -818,6 +828,7 @@ impl Router {
         let meta = finish_meta(
             meta.protocol_version,
             meta.client_capabilities,
+            meta.client_info,
             other,
             text.as_bytes(),
         )
@@ -1037,7 +1048,7 @@ impl Router {
         }
 
         // Rung 12: the rest of the envelope.
-        let meta = finish_meta(version, capabilities, meta, message)?;
+        let meta = finish_meta(version, capabilities, None, meta, message)?;
         seen.protocol_version = Some(meta.protocol_version.clone());
         seen.traceparent.clone_from(&meta.traceparent);
         seen.tracestate.clone_from(&meta.tracestate);
@@ -1497,9 +1508,12 @@ fn id_member(value: &Value, message: &[u8], member: IdMember) -> Option<RequestI
 /// taken out with `shift_remove` (as are the required ones before), so the
 /// keys left in `RequestMeta::other` keep the order the client sent them in,
 /// whether the plain-call path or the full parse read the envelope.
+/// `client_info` is the plain-call path's, decoded already (it then is not in
+/// `other`).
 fn finish_meta(
     protocol_version: String,
     capabilities: Map<String, Value>,
+    client_info: Option<Box<Implementation>>,
     mut other: Map<String, Value>,
     message: &[u8],
 ) -> Result<RequestMeta, Refusal> {
@@ -1520,7 +1534,7 @@ fn finish_meta(
         return Ok(RequestMeta {
             protocol_version,
             client_capabilities,
-            client_info: None,
+            client_info,
             log_level: None,
             progress_token: None,
             traceparent: None,
@@ -1530,7 +1544,7 @@ fn finish_meta(
         });
     }
     let client_info = match other.shift_remove(meta_keys::CLIENT_INFO) {
-        None => None,
+        None => client_info,
         Some(v) => Some(
             serde_json::from_value::<Box<Implementation>>(v).map_err(|e| {
                 envelope_error(format!(

@@ -169,7 +169,7 @@ impl Router {
             Some(Value::Object(meta)) => meta,
             Some(_) => return Err(params_error("params._meta must be an object")),
         };
-        let mut meta = finish_meta(version.to_owned(), Map::new(), other, message)?;
+        let mut meta = finish_meta(version.to_owned(), Map::new(), None, other, message)?;
         meta.client_capabilities = Box::new(facts.client_capabilities.clone());
         meta.client_info = facts.client_info.clone().map(Box::new);
         meta.log_level = facts.log_level;

@@ -1940,6 +1940,7 @@ fn the_plain_call_path_decides_as_the_full_parse() {
         meta_keys::CLIENT_CAPABILITIES,
         "io.modelcontextprotocol/clientCapabilities"
     );
+    assert_eq!(meta_keys::CLIENT_INFO, "io.modelcontextprotocol/clientInfo");
     let version = VERSION;
     let env = format!(
         r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"{version}","io.modelcontextprotocol/clientCapabilities":{{}}}}"#
@@ -1997,6 +1998,12 @@ fn the_plain_call_path_decides_as_the_full_parse() {
             )),
             true,
         ),
+        (
+            call(&meta(
+                r#""progressToken":"t","io.modelcontextprotocol/clientInfo":{"name":"c\u00e9","version":"2","title":null,"icons":[{"src":"https://example.com/i.png","sizes":["48x48"]}],"x":[1]},"tenant":7"#,
+            )),
+            true,
+        ),
         (call(&meta(r#""progressToken":5"#)), true),
         (call(&meta(r#""progressToken":"p-1""#)), true),
         (
@@ -2025,6 +2032,24 @@ fn the_plain_call_path_decides_as_the_full_parse() {
             false,
         ),
         (call(&meta(r#""traceparent":7"#)), false),
+        (
+            call(&meta(
+                r#""io.modelcontextprotocol/clientInfo":{"name":"c"}"#,
+            )),
+            false,
+        ),
+        (
+            call(&meta(
+                r#""io.modelcontextprotocol/clientInfo":{"name":"c","version":"1","name":"d"}"#,
+            )),
+            false,
+        ),
+        (
+            call(&meta(
+                r#""io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientInfo":{"name":"d","version":"1"}"#,
+            )),
+            false,
+        ),
         (call(&meta(r#""a":1,"a":2"#)), false),
         (
             call(&meta(&format!(
