@@ -283,7 +283,7 @@ pub struct RequestMeta {
     pub tracestate: Option<String>,
     /// W3C `baggage`.
     pub baggage: Option<String>,
-    /// Every other `_meta` key, kept as sent.
+    /// Every other `_meta` key, kept as sent and in the order sent.
     pub other: Meta,
 }
 
