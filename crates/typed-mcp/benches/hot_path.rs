@@ -1,12 +1,13 @@
 //! Benchmarks of the per-call work every transport shares, so that a
 //! regression shows here before the wire bench (`scripts/bench-smoke`):
 //!
-//! - `route`: the router alone (parse, envelope, lookup) for `tools/call` and
-//!   the first `tools/list` page, over catalogs of 10 to 10 000 tools: both
+//! - `route`: the router alone (parse, envelope, lookup) for `tools/call`
+//!   (also with an SDK client's envelope) and the first `tools/list` page, over catalogs of 10 to 10 000 tools: both
 //!   must cost the same whatever the catalog's size.
 //! - `call`: one `tools/call` through [`Connection::accept`] to its reply in
 //!   the outbox (router, record, admission, task, argument validation and
-//!   decoding, handler, result encoding), in both eras, for a typed tool
+//!   decoding, handler, result encoding), in both eras, with the bare
+//!   envelope and with the one the official SDKs' clients send, for a typed tool
 //!   without constraints and one whose schema has constraints serde does not
 //!   check, with good and bad arguments, and over the same catalog sweep.
 //! - `encode`: a structured result (text carried twice) of 100 B to 1 MB.
@@ -95,9 +96,17 @@ fn server(extra: usize) -> Server {
 
 const META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
 
+/// The envelope the official SDKs' clients send: it also names the client
+/// and asks for progress.
+const CLIENT_META: &str = r#""_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"bench-client","version":"1.0.0"},"progressToken":7}"#;
+
 fn call_line(tool: &str, arguments: &str) -> Vec<u8> {
+    call_line_with(META, tool, arguments)
+}
+
+fn call_line_with(meta: &str, tool: &str, arguments: &str) -> Vec<u8> {
     format!(
-        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{{META},"name":"{tool}","arguments":{arguments}}}}}"#
+        r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{{meta},"name":"{tool}","arguments":{arguments}}}}}"#
     )
     .into_bytes()
 }
@@ -120,6 +129,16 @@ mod route {
     fn tools_call(bencher: divan::Bencher, tools: usize) {
         let server = server(tools - 3);
         let line = call_line("add", r#"{"a":7,"b":1}"#);
+        bencher.bench_local(|| {
+            black_box(server.router().route(black_box(&line), &RouteContext::NONE))
+        });
+    }
+
+    /// `tools/call` with the envelope an SDK client sends.
+    #[divan::bench]
+    fn tools_call_sdk_envelope(bencher: divan::Bencher) {
+        let server = server(0);
+        let line = call_line_with(CLIENT_META, "add", r#"{"a":7,"b":1}"#);
         bencher.bench_local(|| {
             black_box(server.router().route(black_box(&line), &RouteContext::NONE))
         });
@@ -209,6 +228,16 @@ mod call {
     fn add_among(bencher: divan::Bencher, tools: usize) {
         let mut client = Client::new(server(tools - 3));
         let line = call_line("add", r#"{"a":7,"b":1}"#);
+        assert!(contains(&client.call(&line), br#""sum":8"#));
+        bencher.bench_local(|| black_box(client.call(&line)));
+    }
+
+    /// `add` with the envelope an SDK client sends (client named, progress
+    /// asked for).
+    #[divan::bench]
+    fn add_sdk_envelope(bencher: divan::Bencher) {
+        let mut client = Client::new(server(0));
+        let line = call_line_with(CLIENT_META, "add", r#"{"a":7,"b":1}"#);
         assert!(contains(&client.call(&line), br#""sum":8"#));
         bencher.bench_local(|| black_box(client.call(&line)));
     }
