@@ -846,12 +846,12 @@ impl Catalog {
         let digest = hasher.finalize();
         let fingerprint: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
         let meta = ResultMeta::server(self.server_info.clone());
-        // Made already: the view's cursors carry their own fingerprint.
-        let made = OnceLock::from(fingerprint.clone());
+        // The view's cursors carry its own fingerprint.
+        let in_cursors = OnceLock::new();
         let page_ctx = PageContext {
             page_size: self.page_size,
-            fingerprint: &made,
-            make_fingerprint: &String::new,
+            fingerprint: &in_cursors,
+            make_fingerprint: &|| fingerprint.clone(),
             cache,
             meta: &meta,
         };
@@ -1444,6 +1444,33 @@ mod tests {
         // The paged catalog's own cursor is accepted, and names page 1.
         let cursor = make_cursor(Kind::Tool, 2, paged.fingerprint());
         assert_eq!(paged.page_for_cursor(Kind::Tool, &cursor), Some(1));
+    }
+
+    /// A restricted view's pages carry cursors with the view's own
+    /// fingerprint: the view takes them back, and a cursor of the whole
+    /// catalog (other lists, other offsets) is not one of the view's.
+    #[test]
+    fn a_view_pages_with_its_own_fingerprint() {
+        let tools = (0..5)
+            .map(|i| {
+                ToolEntry::new(
+                    Tool::new(format!("t{i}"), json!({"type": "object"}))
+                        .with_description("A tool."),
+                )
+            })
+            .collect();
+        let options = CatalogOptions::new(Implementation::new("fp", "1")).with_page_size(2);
+        let catalog = Catalog::build(options, tools, vec![], vec![], vec![]).unwrap();
+        let view = catalog.view(|_, i| i != 1, CacheHint::PRIVATE_NOW);
+        let pages = &view.pages[&Kind::Tool];
+        assert_eq!(pages.len(), 2);
+        let first: Value = serde_json::from_str(&pages[0]).unwrap();
+        let cursor = first["nextCursor"].as_str().expect("a next cursor");
+        assert_eq!(view.page_for_cursor(Kind::Tool, cursor), Some(1));
+        assert_eq!(catalog.page_for_cursor(Kind::Tool, cursor), None);
+        let whole = make_cursor(Kind::Tool, 2, catalog.fingerprint());
+        assert_eq!(view.page_for_cursor(Kind::Tool, &whole), None);
+        assert!(!pages[1].contains("nextCursor"));
     }
 
     #[test]
