@@ -335,6 +335,37 @@ async fn the_current_context_is_reachable_in_async_and_blocking_handlers() {
     );
 }
 
+/// The keys a handler gets in `RequestMeta::other` are in the order the
+/// client sent them, with the known keys taken out (a trace key first, so a
+/// removal that moved the last key into its place would show), whether the
+/// router took the call's fast path or parsed the whole message.
+#[tokio::test]
+async fn unknown_meta_keys_reach_the_handler_in_the_order_sent() {
+    let client = client(server());
+    let extra = json!({
+        "traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "k1": 1,
+        "progressToken": "p",
+        "k2": 2,
+        "k3": 3
+    });
+    let plain = params_with_meta(&client, "meta", extra.clone());
+    // A params member the fast path does not know: the full parse.
+    let mut parsed = plain.clone();
+    parsed["com.example/extra"] = json!(true);
+    for params in [plain, parsed] {
+        let result = client.request("tools/call", params).await.result().clone();
+        let other = result["structuredContent"]["other"]
+            .as_object()
+            .expect("other keys");
+        assert_eq!(
+            other.keys().collect::<Vec<_>>(),
+            ["k1", "k2", "k3"],
+            "{result}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn unknown_meta_keys_reach_the_handler() {
     let client = client(server()).with_capabilities(json!({"sampling": {}}));
