@@ -1418,17 +1418,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// Tools `t0`, `t1`, ... with an open object schema.
+    fn numbered_tools(count: usize) -> Vec<ToolEntry> {
+        (0..count)
+            .map(|i| {
+                ToolEntry::new(
+                    Tool::new(format!("t{i}"), json!({"type": "object"}))
+                        .with_description("A tool."),
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn the_cursor_fingerprint_is_made_when_a_cursor_is_and_is_the_same_made_late() {
         let catalog = |page_size: usize| {
-            let tools = (0..3)
-                .map(|i| {
-                    ToolEntry::new(
-                        Tool::new(format!("t{i}"), json!({"type": "object"}))
-                            .with_description("A tool."),
-                    )
-                })
-                .collect();
+            let tools = numbered_tools(3);
             let options =
                 CatalogOptions::new(Implementation::new("fp", "1")).with_page_size(page_size);
             Catalog::build(options, tools, vec![], vec![], vec![]).unwrap()
@@ -1451,14 +1456,7 @@ mod tests {
     /// catalog (other lists, other offsets) is not one of the view's.
     #[test]
     fn a_view_pages_with_its_own_fingerprint() {
-        let tools = (0..5)
-            .map(|i| {
-                ToolEntry::new(
-                    Tool::new(format!("t{i}"), json!({"type": "object"}))
-                        .with_description("A tool."),
-                )
-            })
-            .collect();
+        let tools = numbered_tools(5);
         let options = CatalogOptions::new(Implementation::new("fp", "1")).with_page_size(2);
         let catalog = Catalog::build(options, tools, vec![], vec![], vec![]).unwrap();
         let view = catalog.view(|_, i| i != 1, CacheHint::PRIVATE_NOW);
