@@ -400,143 +400,248 @@ struct Incoming<'a> {
     error: Member<'a>,
 }
 
-/// [`Incoming`] for the plain-call path ([`Router::route_plain_call`]): the
-/// same members, with `params` required and typed. Top-level members it does
-/// not name are skipped, as `Incoming` skips them.
-#[derive(Deserialize)]
+/// A plain `tools/call`, as [`scan_plain_call`] reads it: the members the
+/// plain-call path ([`Router::route_plain_call`]) needs, `jsonrpc` and
+/// `method` already checked.
 struct PlainCall<'a> {
-    /// Borrowed: a value that is not a string without escapes (which this
-    /// shape would refuse anyway) fails the parse, and the full path answers.
-    #[serde(borrow, default)]
-    jsonrpc: Option<&'a str>,
-    #[serde(borrow, default)]
-    id: Member<'a>,
-    #[serde(borrow, default)]
-    method: Option<&'a str>,
-    #[serde(borrow)]
-    params: PlainCallParams<'a>,
-    // Read so that a duplicate fails here as in `Incoming`; a request with a
-    // method ignores them.
-    #[serde(borrow, default)]
-    #[allow(dead_code)]
-    result: Member<'a>,
-    #[serde(borrow, default)]
-    #[allow(dead_code)]
-    error: Member<'a>,
-}
-
-/// The params of a plain `tools/call`. Any other member (`inputResponses`, a
-/// task request, ...) refuses this shape, so the message takes the full path.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct PlainCallParams<'a> {
-    #[serde(rename = "_meta")]
+    id: &'a RawValue,
     meta: PlainMeta,
     /// Borrowed from the message unless it holds an escape: the name is
     /// only looked up.
-    #[serde(borrow)]
     name: Cow<'a, str>,
-    /// `null` or absent is `{}`, as in `tool_target`. Kept as text: a typed
-    /// tool decodes it from there (see [`ToolArguments`]).
-    #[serde(borrow, default)]
-    arguments: Option<&'a RawValue>,
+    /// `null` or absent is `None` (`{}`), as in `tool_target`. Kept as text:
+    /// a typed tool decodes it from there (see [`ToolArguments`]).
+    arguments: Option<&'a str>,
 }
 
 /// A `_meta` envelope: the two required keys and `clientInfo` (which clients
 /// should send on every request), typed, and every other key as the full
 /// parse reads it (a `Value`, in the order sent), for [`finish_meta`] to check
-/// as it checks the full parse's. A key given twice, a required key missing,
-/// or a key of these three that does not decode, refuses this shape and the
-/// full parse answers.
+/// as it checks the full parse's.
 struct PlainMeta {
     protocol_version: String,
     client_capabilities: Map<String, Value>,
-    /// Decoded from the text: the same `Implementation` the full parse
-    /// decodes from its `Value` (both are serde's derive; only a member
-    /// given twice differs, and it refuses this shape).
+    /// Decoded by the same `Deserialize` the full parse uses on its `Value`.
     client_info: Option<Box<Implementation>>,
-    /// A list, not a `Map`: most envelopes have no other key, and the
-    /// smaller struct is cheaper to move through serde's returns.
+    /// A list, not a `Map`: most envelopes have no other key.
     other: Vec<(String, Value)>,
 }
 
-impl<'de> Deserialize<'de> for PlainMeta {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_map(PlainMetaVisitor)
+/// Reads a message of the plain-call shape: one object whose members are
+/// `jsonrpc` (`"2.0"`), `id`, `method` (`"tools/call"`), `params` and any
+/// member the full parse skips, with `params` holding exactly `_meta` (with
+/// both required keys), `name` and, if present, `arguments`. `None` for
+/// anything else — another shape, a member given twice, a `result` or
+/// `error` member, or text the full parse would refuse — and the full parse
+/// decides the message.
+///
+/// A scan of the text in place rather than a serde derive: routing the
+/// envelope was the largest part of what a small call cost, most of it
+/// serde's per-member machinery. Every value the plain path keeps or skips
+/// (ids, arguments, capabilities, `clientInfo`, other `_meta` values,
+/// strings with escapes, members skipped) is still read by `serde_json`,
+/// from where the scan stands, with the types the full parse reads it with,
+/// so whatever this accepts the full parse reads the same way.
+fn scan_plain_call(text: &str) -> Option<PlainCall<'_>> {
+    let mut scan = Scan { text, at: 0 };
+    let (mut jsonrpc, mut method) = (false, false);
+    let mut id = None;
+    let mut params = None;
+    scan.object(|scan, key| {
+        match &*key {
+            "jsonrpc" if !jsonrpc => {
+                jsonrpc = scan.string()? == "2.0";
+                return jsonrpc.then_some(());
+            }
+            "method" if !method => {
+                method = scan.string()? == methods::TOOLS_CALL;
+                return method.then_some(());
+            }
+            "id" if id.is_none() => id = Some(scan.value::<&RawValue>()?),
+            "params" if params.is_none() => params = Some(scan_params(scan)?),
+            // Given twice (an error in the full parse), or read by it.
+            "jsonrpc" | "method" | "id" | "params" | "result" | "error" => return None,
+            _ => {
+                scan.value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Some(())
+    })?;
+    if scan.peek().is_some() || !jsonrpc || !method {
+        return None;
     }
+    let (meta, name, arguments) = params?;
+    Some(PlainCall {
+        id: id?,
+        meta,
+        name,
+        arguments,
+    })
 }
 
-struct PlainMetaVisitor;
+/// The params of a plain `tools/call`. Any other member (`inputResponses`, a
+/// task request, ...) refuses the shape, so the message takes the full path.
+fn scan_params<'a>(scan: &mut Scan<'a>) -> Option<(PlainMeta, Cow<'a, str>, Option<&'a str>)> {
+    let (mut meta, mut name, mut arguments) = (None, None, None);
+    scan.object(|scan, key| {
+        match &*key {
+            "_meta" if meta.is_none() => meta = Some(scan_meta(scan)?),
+            "name" if name.is_none() => name = Some(scan.string()?),
+            "arguments" if arguments.is_none() => arguments = Some(scan.arguments()?),
+            _ => return None,
+        }
+        Some(())
+    })?;
+    Some((meta?, name?, arguments.flatten()))
+}
 
-impl<'de> serde::de::Visitor<'de> for PlainMetaVisitor {
-    type Value = PlainMeta;
+/// A `_meta` object; a key given twice (other keys are checked by the
+/// caller) or a required key missing refuses the shape.
+fn scan_meta(scan: &mut Scan<'_>) -> Option<PlainMeta> {
+    let (mut protocol_version, mut client_capabilities) = (None, None);
+    let mut client_info = None;
+    let mut other = Vec::new();
+    scan.object(|scan, key| {
+        match &*key {
+            meta_keys::PROTOCOL_VERSION if protocol_version.is_none() => {
+                protocol_version = Some(scan.string()?.into_owned());
+            }
+            meta_keys::CLIENT_CAPABILITIES if client_capabilities.is_none() => {
+                client_capabilities = Some(scan.empty_object().map_or_else(|| scan.value(), Some)?);
+            }
+            meta_keys::CLIENT_INFO if client_info.is_none() => {
+                client_info = Some(Box::new(scan.value::<Implementation>()?));
+            }
+            meta_keys::PROTOCOL_VERSION
+            | meta_keys::CLIENT_CAPABILITIES
+            | meta_keys::CLIENT_INFO => {
+                return None;
+            }
+            _ => other.push((key.into_owned(), scan.value::<Value>()?)),
+        }
+        Some(())
+    })?;
+    Some(PlainMeta {
+        protocol_version: protocol_version?,
+        client_capabilities: client_capabilities?,
+        client_info,
+        other,
+    })
+}
 
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("the _meta object")
+/// A cursor over a message's text, for [`scan_plain_call`]. Whitespace is
+/// JSON's (space, tab, line feed, carriage return); the text is known to be
+/// UTF-8, so any byte offset the scan stops at is a character boundary.
+struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// The next byte after whitespace, not consumed.
+    fn peek(&mut self) -> Option<u8> {
+        let bytes = self.text.as_bytes();
+        while let Some(&byte) = bytes.get(self.at) {
+            if !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
+                return Some(byte);
+            }
+            self.at += 1;
+        }
+        None
     }
 
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<PlainMeta, A::Error> {
-        use serde::de::Error as _;
-        let mut protocol_version = None;
-        let mut client_capabilities = None;
-        let mut client_info = None;
-        let mut other = Vec::new();
-        while let Some(key) = map.next_key::<MetaKey>()? {
-            let twice = match key {
-                MetaKey::ProtocolVersion => protocol_version.replace(map.next_value()?).is_some(),
-                MetaKey::ClientCapabilities => {
-                    client_capabilities.replace(map.next_value()?).is_some()
+    /// Consumes `byte` when it comes next.
+    fn eat(&mut self, byte: u8) -> Option<()> {
+        (self.peek()? == byte).then(|| self.at += 1)
+    }
+
+    /// Consumes `{}` (with any whitespace inside) when it comes next.
+    fn empty_object(&mut self) -> Option<Map<String, Value>> {
+        let before = self.at;
+        if self.eat(b'{').is_some() && self.eat(b'}').is_some() {
+            return Some(Map::new());
+        }
+        self.at = before;
+        None
+    }
+
+    /// A string, borrowed when it holds no escape. One with an escape is
+    /// decoded by `serde_json`; a control character (which JSON forbids in a
+    /// string) or no closing quote is `None`.
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        if self.peek()? != b'"' {
+            return None;
+        }
+        let bytes = self.text.as_bytes();
+        let start = self.at + 1;
+        let end = start + arguments::string_run(&bytes[start..]);
+        match *bytes.get(end)? {
+            b'"' => {}
+            b'\\' => return self.escaped_string(),
+            _ => return None,
+        }
+        self.at = end + 1;
+        Some(Cow::Borrowed(&self.text[start..end]))
+    }
+
+    /// A string with an escape, decoded by `serde_json`. Out of line: most
+    /// strings have none, and [`Scan::string`] stays small without it.
+    #[cold]
+    #[inline(never)]
+    fn escaped_string(&mut self) -> Option<Cow<'a, str>> {
+        self.value::<String>().map(Cow::Owned)
+    }
+
+    /// The `arguments` member's value: `null` (as absent), or an object the
+    /// full parse surely reads into the same map (see
+    /// [`arguments::surely_parsing_object_len`]); `None` for anything else.
+    fn arguments(&mut self) -> Option<Option<&'a str>> {
+        match self.peek()? {
+            b'n' => self.value::<()>().map(|()| None),
+            _ => {
+                let rest = &self.text[self.at..];
+                let len = arguments::surely_parsing_object_len(rest)?;
+                self.at += len;
+                Some(Some(&rest[..len]))
+            }
+        }
+    }
+
+    /// One JSON value read by `serde_json` from the cursor on (leading
+    /// whitespace skipped), the cursor moved past it.
+    fn value<T: Deserialize<'a>>(&mut self) -> Option<T> {
+        let mut de = serde_json::Deserializer::from_str(&self.text[self.at..]);
+        // The depth scan of `object_text` bounds recursion, as in the full parse.
+        de.disable_recursion_limit();
+        let mut values = de.into_iter::<T>();
+        let value = values.next()?.ok()?;
+        self.at += values.byte_offset();
+        Some(value)
+    }
+
+    /// An object: `member` reads each member's value, given its key, and
+    /// returns `None` to end the scan.
+    fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>,
+    ) -> Option<()> {
+        self.eat(b'{')?;
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            let key = self.string()?;
+            self.eat(b':')?;
+            member(self, key)?;
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
                 }
-                MetaKey::ClientInfo => client_info.replace(map.next_value()?).is_some(),
-                MetaKey::Other(key) => {
-                    other.push((key, map.next_value()?));
-                    false
-                }
-            };
-            if twice {
-                return Err(A::Error::custom("a _meta key given twice"));
+                _ => return None,
             }
         }
-        match (protocol_version, client_capabilities) {
-            (Some(protocol_version), Some(client_capabilities)) => Ok(PlainMeta {
-                protocol_version,
-                client_capabilities,
-                client_info,
-                other,
-            }),
-            _ => Err(A::Error::custom("a required _meta key is missing")),
-        }
-    }
-}
-
-/// A `_meta` key: the ones [`PlainMeta`] types are told apart without a copy
-/// (the keys are `meta_keys::PROTOCOL_VERSION`, `CLIENT_CAPABILITIES` and
-/// `CLIENT_INFO`; a test holds them equal).
-enum MetaKey {
-    ProtocolVersion,
-    ClientCapabilities,
-    ClientInfo,
-    Other(String),
-}
-
-impl<'de> Deserialize<'de> for MetaKey {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct KeyVisitor;
-        impl serde::de::Visitor<'_> for KeyVisitor {
-            type Value = MetaKey;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a _meta key")
-            }
-            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<MetaKey, E> {
-                Ok(match key {
-                    meta_keys::PROTOCOL_VERSION => MetaKey::ProtocolVersion,
-                    meta_keys::CLIENT_CAPABILITIES => MetaKey::ClientCapabilities,
-                    meta_keys::CLIENT_INFO => MetaKey::ClientInfo,
-                    _ => MetaKey::Other(key.to_owned()),
-                })
-            }
-        }
-        deserializer.deserialize_str(KeyVisitor)
     }
 }
 
@@ -744,19 +849,20 @@ impl Router {
 
     /// The common call, decided without building a `Value` tree for the
     /// envelope: a `tools/call` outside a legacy session whose params hold
-    /// exactly `_meta` (exactly the protocol version and the client
+    /// exactly `_meta` (with the protocol version and the client
     /// capabilities), `name` and `arguments`, and, over HTTP, whose standard
-    /// headers all agree with the body. Parsing those into
-    /// typed fields (rather than maps keyed by SipHash) is most of what
-    /// routing a call costs.
+    /// headers all agree with the body. Scanning those in place
+    /// ([`scan_plain_call`]), rather than parsing maps keyed by SipHash, is
+    /// most of what routing a call saves.
     ///
     /// Only an invocation is decided here: any other shape, a duplicate key,
     /// any refusal or parse error returns `None` and the message is routed
     /// from the start by [`Router::route_parsed`], so every answer and error
     /// is produced where it always was. Whatever this path accepts, the full
     /// parse accepts too and invokes with the same `Call`: every member it
-    /// reads is parsed as strictly (strings, `Value`s, raw ids), and the
-    /// members it does not read are skipped exactly as `Incoming` skips them.
+    /// reads is read as strictly (strings, `Value`s, raw ids, arguments the
+    /// full parse surely reads into the same map), and the members it skips
+    /// are skipped as `Incoming` skips them.
     pub(crate) fn route_plain_call(
         &self,
         text: &str,
@@ -772,29 +878,22 @@ impl Router {
         if !text.contains("\"tools/call\"") {
             return None;
         }
-        let mut de = serde_json::Deserializer::from_str(text);
-        de.disable_recursion_limit();
-        let m = PlainCall::deserialize(&mut de).ok()?;
-        de.end().ok()?;
-        if m.jsonrpc != Some("2.0") || m.method != Some(methods::TOOLS_CALL) {
-            return None;
-        }
-        let id = RequestId::from_raw(m.id.0?)?;
-        let PlainCallParams {
+        let PlainCall {
+            id,
             meta,
             name,
             arguments,
-        } = m.params;
+        } = scan_plain_call(text)?;
+        let id = RequestId::from_raw(id)?;
         // Rungs 7-12 as `route_request` walks them (the envelope makes the
         // message 2026-07-28).
         if !SUPPORTED_VERSIONS.contains(&meta.protocol_version.as_str()) {
             return None;
         }
-        // Arguments that are not an object are refused by the full parse.
-        let arguments = match arguments {
-            None => ToolArguments::default(),
-            Some(text) => ToolArguments::from_object_text(text)?,
-        };
+        let arguments = arguments.map_or_else(
+            ToolArguments::default,
+            ToolArguments::from_checked_object_text,
+        );
         // Rung 16: the tool exists.
         let index = self.catalog.tool_index(&name)?;
         // Rungs 8, 10, 14 and 17 (HTTP): each standard header present and

@@ -2020,7 +2020,52 @@ fn the_plain_call_path_decides_as_the_full_parse() {
             )),
             true,
         ),
+        // Whitespace between every token, and arguments nesting every kind
+        // of value.
+        (
+            format!(
+                " {{ \"id\" : 7 ,\n\"jsonrpc\"\t:\"2.0\", \"method\" : \"tools/call\" , \"params\" : {{ \"name\" : \"echo\" , {env} , \"arguments\" : {{ \"text\" : \"a\\\"b\" , \"n\" : [ -0.5 , true , false , null , {{ }} , [ ] ] }} }} }}\r\n"
+            ),
+            true,
+        ),
         // Everything below is decided by the full parse.
+        (
+            format!(
+                r#"{{"jsonrpc":"1.0","jsonrpc":"2.0","id":1,"method":"tools/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"tools/list","method":"tools/call","params":{{{env},"name":"echo"}}}}"#
+            ),
+            false,
+        ),
+        (
+            call(&format!(
+                r#"{env},"name":"echo","arguments":{{"text":"\u00e9"}}"#
+            )),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","arguments":{{"x":1e2}}"#)),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","arguments":{{"x":01}}"#)),
+            false,
+        ),
+        (
+            call(&format!(r#"{env},"name":"echo","arguments":{{"x":1,}}"#)),
+            false,
+        ),
+        (
+            // A tab inside a string: a control character JSON forbids there.
+            call(&format!(
+                "{env},\"name\":\"echo\",\"arguments\":{{\"x\":\"a\tb\"}}"
+            )),
+            false,
+        ),
         (call(&meta(r#""progressToken":1.5"#)), false),
         (call(&meta(r#""progressToken":null"#)), false),
         (
