@@ -643,9 +643,12 @@ const ESCAPE: [u8; 256] = {
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
 
-/// Non-zero when any of the eight bytes of `word` may need an escape: a
-/// control (below 0x20), a quote or a backslash. Never zero when one does.
-fn flags(word: u64) -> u64 {
+/// Non-zero when any of the eight bytes of `word` (the first in the low
+/// byte) may need an escape: a control (below 0x20), a quote or a
+/// backslash. Never zero when one does; the lowest flagged byte is exact (a
+/// borrow can flag bytes above it), so it also finds where a string's plain
+/// run ends.
+pub(crate) fn flags(word: u64) -> u64 {
     let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
     let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
     control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')))

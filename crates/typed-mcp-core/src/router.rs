@@ -540,14 +540,8 @@ struct Scan<'a> {
 impl<'a> Scan<'a> {
     /// The next byte after whitespace, not consumed.
     fn peek(&mut self) -> Option<u8> {
-        let bytes = self.text.as_bytes();
-        while let Some(&byte) = bytes.get(self.at) {
-            if !matches!(byte, b' ' | b'\t' | b'\n' | b'\r') {
-                return Some(byte);
-            }
-            self.at += 1;
-        }
-        None
+        self.at = arguments::skip_whitespace(self.text.as_bytes(), self.at);
+        self.text.as_bytes().get(self.at).copied()
     }
 
     /// Consumes `byte` when it comes next.

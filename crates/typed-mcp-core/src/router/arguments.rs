@@ -33,8 +33,9 @@ impl ToolArguments {
         ToolArguments(Repr::Map(map))
     }
 
-    /// The arguments as text, when `text` is a JSON object's text (its first
-    /// character is `{`) that surely parses into a map; `None` otherwise.
+    /// The arguments as text, when `text` is a JSON object's text that
+    /// surely parses into a map (see [`surely_parsing_object_len`]); `None`
+    /// otherwise.
     ///
     /// A `RawValue` is JSON text as serde_json *skims* it, which reads
     /// neither escapes' code points nor numbers' values: text with a `\u`
@@ -44,8 +45,8 @@ impl ToolArguments {
     /// only when it is taken.
     pub fn from_object_text(text: &RawValue) -> Option<Self> {
         let json = text.get();
-        (json.starts_with('{') && !may_not_parse(json))
-            .then(|| ToolArguments(Repr::Text(json.into())))
+        (surely_parsing_object_len(json) == Some(json.len()))
+            .then(|| ToolArguments::from_checked_object_text(json))
     }
 
     /// The arguments as text: `text` is exactly an object that
@@ -106,13 +107,10 @@ const MAX_DIGITS: usize = 300;
 
 /// The length of the JSON object `text` starts with, when it is one the full
 /// parse reads into a map for sure: valid JSON (as `serde_json` reads it),
-/// with none of what [`may_not_parse`] is unsure of (a `\u` escape, an
-/// exponent, a number of more than [`MAX_DIGITS`] digits) and nested at most
-/// 128 deep. `None` for anything else, which the full parse then reads.
-///
-/// The plain-call path measures the arguments with this, in one pass,
-/// instead of having `serde_json` skim them into a `RawValue` and checking
-/// the text again with `may_not_parse`.
+/// with no `\u` escape (a lone surrogate is refused only when read), no
+/// exponent and no number of more than [`MAX_DIGITS`] digits (either may
+/// not fit an `f64`), nested at most 128 deep. `None` for anything else,
+/// which the full parse then reads.
 pub(crate) fn surely_parsing_object_len(text: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     if bytes.first() != Some(&b'{') {
@@ -210,7 +208,8 @@ fn close(open: &mut u128, depth: &mut u32, at: &mut usize) -> Next {
     Next::After
 }
 
-fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
+/// The first position from `at` that is not JSON whitespace.
+pub(crate) fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
     while matches!(bytes.get(at), Some(b' ' | b'\t' | b'\n' | b'\r')) {
         at += 1;
     }
@@ -219,7 +218,8 @@ fn skip_whitespace(bytes: &[u8], mut at: usize) -> usize {
 
 /// The end (past the closing quote) of the string whose opening quote is at
 /// `at`; `None` for a control character, a `\u` escape (see
-/// [`may_not_parse`]), an escape JSON does not have, or no closing quote.
+/// [`surely_parsing_object_len`]), an escape JSON does not have, or no
+/// closing quote.
 fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
     at += 1;
     loop {
@@ -237,7 +237,7 @@ fn string_end(bytes: &[u8], mut at: usize) -> Option<usize> {
 
 /// The end of the number at `at` (`-?(0|[1-9][0-9]*)(.[0-9]+)?`, as JSON
 /// has it); `None` for an exponent or more than [`MAX_DIGITS`] digits (see
-/// [`may_not_parse`]) and for what is not a number.
+/// [`surely_parsing_object_len`]) and for what is not a number.
 fn number_end(bytes: &[u8], mut at: usize) -> Option<usize> {
     let digits_from = |at: usize| {
         bytes[at..]
@@ -274,7 +274,8 @@ pub(crate) fn string_run(bytes: &[u8]) -> usize {
     let mut at = 0;
     // Eight bytes at a time up to the first that needs a look.
     while let Some(chunk) = bytes.get(at..at + 8) {
-        let found = string_stops(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+        let found =
+            crate::encode::flags(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
         if found != 0 {
             return at + (found.trailing_zeros() / 8) as usize;
         }
@@ -284,90 +285,6 @@ pub(crate) fn string_run(bytes: &[u8]) -> usize {
         .iter()
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
         .unwrap_or(bytes.len() - at)
-}
-
-/// The bytes of `word` (eight bytes of text, the first in the low byte) a
-/// string stops at — a quote, a backslash or a control character — as their
-/// high bits. Only the lowest is exact (a borrow can mark bytes above it),
-/// which is the one a scan needs.
-fn string_stops(word: u64) -> u64 {
-    const ONES: u64 = u64::from_le_bytes([1; 8]);
-    let quote = word ^ (ONES * u64::from(b'"'));
-    let backslash = word ^ (ONES * u64::from(b'\\'));
-    // A byte with its high bit set (UTF-8 beyond ASCII) is never a stop; for
-    // the others the three tests share the `!word` term.
-    (quote.wrapping_sub(ONES) | backslash.wrapping_sub(ONES) | word.wrapping_sub(ONES * 0x20))
-        & !word
-        & (ONES * 0x80)
-}
-
-/// Whether reading skimmed JSON `text` into values could fail (see
-/// [`ToolArguments::from_object_text`]); `true` for anything unsure.
-fn may_not_parse(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    // Short text with no backslash and no `e` anywhere (most arguments) is
-    // told by one pass the compiler vectorizes, instead of the walk below.
-    if bytes.len() <= MAX_DIGITS
-        && !bytes
-            .iter()
-            .fold(false, |seen, &b| seen | (b == b'\\') | (b | 0x20 == b'e'))
-    {
-        return false;
-    }
-    let mut at = 0;
-    let mut digits = 0;
-    while let Some(&byte) = bytes.get(at) {
-        at += 1;
-        if byte.is_ascii_digit() {
-            digits += 1;
-            if digits > MAX_DIGITS {
-                return true;
-            }
-            continue;
-        }
-        match byte {
-            b'"' => {
-                // The string's body, escape by escape.
-                loop {
-                    let Some(found) = quote_or_backslash(&bytes[at..]) else {
-                        return true;
-                    };
-                    at += found + 1;
-                    if bytes[at - 1] == b'"' {
-                        break;
-                    }
-                    if bytes.get(at) == Some(&b'u') {
-                        return true;
-                    }
-                    at += 1;
-                }
-            }
-            // An exponent follows a digit (`true` and `false` hold an `e`
-            // after a letter).
-            b'e' | b'E' if digits > 0 => return true,
-            // A fraction continues its number's run of digits.
-            b'.' => continue,
-            _ => {}
-        }
-        digits = 0;
-    }
-    false
-}
-
-/// The position of the first `"` or `\\` in `bytes`: a plain loop over a
-/// short string (most keys and values), where the vectorized search's setup
-/// costs more than it saves.
-fn quote_or_backslash(bytes: &[u8]) -> Option<usize> {
-    const SHORT: usize = 16;
-    for (at, &byte) in bytes.iter().take(SHORT).enumerate() {
-        if byte == b'"' || byte == b'\\' {
-            return Some(at);
-        }
-    }
-    if bytes.len() <= SHORT {
-        return None;
-    }
-    memchr::memchr2(b'"', b'\\', &bytes[SHORT..]).map(|found| SHORT + found)
 }
 
 /// The map of an object's text. The text is a member of a message that
@@ -452,10 +369,13 @@ mod tests {
     }
 
     #[test]
-    fn deep_text_parses_past_serde_json_own_recursion_limit() {
-        let raw = format!("{{\"a\":{}1{}}}", "[".repeat(200), "]".repeat(200));
-        let args = ToolArguments::from_object_text(&text(&raw)).unwrap();
+    fn deep_text_is_left_to_the_map() {
+        // Taken up to the measure's depth (past serde_json's own recursion
+        // limit of 128 for the object as a whole), read as a map beyond it.
+        let deep = |n: usize| format!("{{\"a\":{}1{}}}", "[".repeat(n), "]".repeat(n));
+        let args = ToolArguments::from_object_text(&text(&deep(127))).unwrap();
         assert!(args.into_map().contains_key("a"));
+        assert!(ToolArguments::from_object_text(&text(&deep(200))).is_none());
     }
 }
 
