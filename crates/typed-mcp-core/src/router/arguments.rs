@@ -34,8 +34,8 @@ impl ToolArguments {
     }
 
     /// The arguments as text, when `text` is a JSON object's text that
-    /// surely parses into a map (see [`surely_parsing_object_len`]); `None`
-    /// otherwise.
+    /// surely parses into a map (nested at most 128 deep, and as below);
+    /// `None` otherwise.
     ///
     /// A `RawValue` is JSON text as serde_json *skims* it, which reads
     /// neither escapes' code points nor numbers' values: text with a `\u`
