@@ -50,7 +50,7 @@ use crate::wire::CallToolResult;
 /// let mut arguments = Map::new();
 /// arguments.insert("a".into(), json!(2));
 /// let result = Echo.call_tool_result("add", arguments).await.unwrap();
-/// assert_eq!(result.structured_content, Some(json!({"a": 2})));
+/// assert_eq!(result.structured_content.unwrap(), json!({"a": 2}));
 /// # });
 /// # fn futures_lite_block_on<F: std::future::Future>(future: F) -> F::Output {
 /// #     use std::task::{Context, Poll, Waker};

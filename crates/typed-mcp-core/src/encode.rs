@@ -2,9 +2,9 @@
 //!
 //! Every value is written by a compact JSON writer of this module whose
 //! output is byte for byte `serde_json`'s (see [`to_vec`]): strings, the bulk
-//! of a large result, are escaped eight bytes at a time. Whatever it does not
-//! handle itself (a `RawValue`, a map key that is not a string) is written by
-//! `serde_json`.
+//! of a large result, are escaped eight bytes at a time, and a `RawValue` is
+//! copied as it is. Whatever it does not handle itself (a map key that is not
+//! a string) is written by `serde_json`.
 
 use std::fmt;
 
@@ -196,8 +196,8 @@ fn put_head(out: &mut Vec<u8>, id: Option<&RequestId>, member: &[u8]) {
 // The fast writer
 // ---------------------------------------------------------------------------
 
-/// The struct name by which `serde_json` recognizes its `RawValue`: written
-/// by `serde_json` itself, never by [`Fast`].
+/// The struct name (and its one field's name) by which `serde_json`
+/// recognizes its `RawValue`, whose text is copied as it is.
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
 /// Why [`Fast`] gave a value back to `serde_json`: never seen by a caller.
@@ -243,6 +243,8 @@ struct Compound<'s, 'o> {
     ser: &'s mut Fast<'o>,
     first: bool,
     close: &'static [u8],
+    /// A `RawValue`: its one field is JSON text, copied as it is.
+    verbatim: bool,
 }
 
 impl Compound<'_, '_> {
@@ -260,6 +262,12 @@ impl Compound<'_, '_> {
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result<(), Refused> {
+        if self.verbatim {
+            return value.serialize(Key {
+                out: &mut *self.ser.out,
+                verbatim: true,
+            });
+        }
         self.comma();
         escape_str(self.ser.out, key);
         self.ser.out.push(b':');
@@ -279,6 +287,7 @@ impl<'s, 'o> Fast<'o> {
             ser: self,
             first: true,
             close,
+            verbatim: false,
         }
     }
 }
@@ -408,7 +417,9 @@ impl<'s, 'o> ser::Serializer for &'s mut Fast<'o> {
 
     fn serialize_struct(self, name: &'static str, _: usize) -> Result<Compound<'s, 'o>, Refused> {
         if name == RAW_VALUE_TOKEN {
-            return Err(Refused);
+            let mut raw = self.compound(b"", b"");
+            raw.verbatim = true;
+            return Ok(raw);
         }
         Ok(self.compound(b"{", b"}"))
     }
@@ -455,6 +466,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
         self.comma();
         key.serialize(Key {
             out: &mut *self.ser.out,
+            verbatim: false,
         })?;
         self.ser.out.push(b':');
         Ok(())
@@ -491,9 +503,11 @@ struct_compound!(SerializeStruct, SerializeStructVariant);
 
 /// A map key: strings (and what `serde_json` writes as one, a `char`, a
 /// unit variant) are written here; any other key is refused, so
-/// `serde_json` writes it (or reports it) by its own rules.
+/// `serde_json` writes it (or reports it) by its own rules. Also the text of
+/// a `RawValue` (`verbatim`), copied without quotes or escapes.
 struct Key<'o> {
     out: &'o mut Vec<u8>,
+    verbatim: bool,
 }
 
 macro_rules! refused {
@@ -523,12 +537,19 @@ impl ser::Serializer for Key<'_> {
     }
 
     fn serialize_char(self, v: char) -> Result<(), Refused> {
+        if self.verbatim {
+            return Err(Refused);
+        }
         escape_str(self.out, v.encode_utf8(&mut [0; 4]));
         Ok(())
     }
 
     fn serialize_str(self, v: &str) -> Result<(), Refused> {
-        escape_str(self.out, v);
+        if self.verbatim {
+            self.out.extend_from_slice(v.as_bytes());
+        } else {
+            escape_str(self.out, v);
+        }
         Ok(())
     }
 
@@ -554,6 +575,9 @@ impl ser::Serializer for Key<'_> {
         _: u32,
         variant: &'static str,
     ) -> Result<(), Refused> {
+        if self.verbatim {
+            return Err(Refused);
+        }
         self.serialize_str(variant)
     }
 

@@ -19,7 +19,8 @@ use std::borrow::Cow;
 use serde_json::{Map, Value};
 
 use crate::wire::{
-    CallToolResult, ClientCapabilities, ContentBlock, Implementation, LoggingLevel, meta_keys,
+    CallToolResult, ClientCapabilities, ContentBlock, Implementation, LoggingLevel,
+    StructuredContent, meta_keys,
 };
 use crate::{RequestId, Response};
 
@@ -211,7 +212,7 @@ pub fn encode_call_result(id: &RequestId, result: &CallToolResult, version: &str
 struct DatedCallToolResult<'a> {
     content: &'a [ContentBlock],
     #[serde(skip_serializing_if = "Option::is_none")]
-    structured_content: Option<&'a Value>,
+    structured_content: Option<&'a StructuredContent>,
     #[serde(skip_serializing_if = "Option::is_none")]
     is_error: Option<bool>,
     #[serde(rename = "_meta", skip_serializing_if = "DatedMeta::is_empty")]

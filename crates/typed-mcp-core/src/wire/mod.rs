@@ -79,6 +79,7 @@ mod mrtr;
 mod notifications;
 mod primitives;
 mod results;
+mod structured;
 
 pub use capabilities::*;
 pub use content::*;
@@ -86,6 +87,7 @@ pub use mrtr::*;
 pub use notifications::*;
 pub use primitives::*;
 pub use results::*;
+pub use structured::StructuredContent;
 
 /// Reserved `_meta` keys of the 2026-07-28 revision.
 pub mod meta_keys {

@@ -6,7 +6,8 @@ use serde_json::{Map, Value};
 
 use super::{
     Annotations, CacheHint, CacheScope, ClientCapabilities, ContentBlock, Icon, Implementation,
-    Meta, ResourceContents, ResultMeta, ResultType, Role, ServerCapabilities, SubscriptionFilter,
+    Meta, ResourceContents, ResultMeta, ResultType, Role, ServerCapabilities, StructuredContent,
+    SubscriptionFilter,
 };
 
 // ---------------------------------------------------------------------------
@@ -1088,7 +1089,7 @@ pub struct CallToolResult {
     pub content: Vec<ContentBlock>,
     /// Structured output, conforming to the tool's output schema when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub structured_content: Option<Value>,
+    pub structured_content: Option<StructuredContent>,
     /// True when the tool ran and failed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub is_error: Option<bool>,
@@ -1117,8 +1118,10 @@ impl CallToolResult {
 
     /// A successful result carrying `structured` as `structuredContent` and its
     /// compact JSON as a text block (for clients that read only text).
-    pub fn structured(structured: Value) -> Self {
-        let text = structured.to_string();
+    /// A [`StructuredContent::encode`]d value gives its text as it is.
+    pub fn structured(structured: impl Into<StructuredContent>) -> Self {
+        let structured = structured.into();
+        let text = structured.json().into_owned();
         CallToolResult {
             content: vec![ContentBlock::text(text)],
             structured_content: Some(structured),
@@ -1137,7 +1140,7 @@ impl CallToolResult {
 
     option_setters! {
         /// Sets the structured output.
-        with_structured_content => structured_content: Value;
+        with_structured_content => structured_content: StructuredContent;
     }
 
     /// Sets the result metadata.

@@ -170,7 +170,7 @@ mod erased {
 /// one text block, which carries the same JSON.
 fn structured(result: &CallToolResult, wrapped: bool) -> Result<Value, String> {
     let value = match &result.structured_content {
-        Some(value) => value.clone(),
+        Some(value) => value.to_value().into_owned(),
         None => match result.content.as_slice() {
             [ContentBlock::Text { text, .. }] => serde_json::from_str(text).map_err(|e| {
                 format!(
@@ -241,7 +241,7 @@ fn refusal<C: CallTool + ?Sized>(
     Err(ToolCallError::Tool {
         tool: tool.to_owned(),
         message,
-        structured: result.structured_content,
+        structured: result.structured_content.map(Value::from),
     })
 }
 

@@ -1,15 +1,14 @@
 //! The return type decides the reply: how a typed tool's value becomes a
 //! `CallToolResult`, and the output schema that goes with it.
 
-use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::{Value, json};
-use typed_mcp_core::wire::{CallToolResult, ContentBlock};
-use typed_mcp_core::{RpcError, encode};
+use serde_json::Value;
+use typed_mcp_core::RpcError;
+use typed_mcp_core::wire::{CallToolResult, ContentBlock, StructuredContent};
 
 use super::schema::{WRAPPED_RESULT_KEY, output_is_wrapped, output_schema_for};
 use crate::answer::Answer;
@@ -56,7 +55,7 @@ impl OutputShape {
             return Ok(());
         }
         let errors: Vec<String> = validator
-            .iter_errors(value)
+            .iter_errors(&value.to_value())
             .map(|e| e.to_string())
             .collect();
         if errors.is_empty() {
@@ -203,30 +202,30 @@ impl<T: Serialize + JsonSchema + Send + 'static> Output for Structured<T> {
                 "the tool's result could not be encoded as JSON: {e}"
             )))
         };
-        let value = into_value(self.0).map_err(encoding_failed)?;
-        let value = if shape.wrapped {
-            json!({ WRAPPED_RESULT_KEY: value })
+        // Encoded once, straight from the value (no `Value` between): the
+        // text block is this text, and `structuredContent` is sent as it is.
+        let structured = if shape.wrapped {
+            StructuredContent::encode(&Wrapped { result: &self.0 })
         } else {
-            value
-        };
-        // What `CallToolResult::structured` makes, with the text written by
-        // the library's JSON writer (the same bytes, in a fraction of the
-        // time for long strings).
-        let text = encode::to_string(&value).map_err(encoding_failed)?;
-        Ok(CallToolResult::content(vec![ContentBlock::text(text)])
-            .with_structured_content(value)
-            .into())
+            StructuredContent::encode(&self.0)
+        }
+        .map_err(encoding_failed)?;
+        Ok(CallToolResult::structured(structured).into())
     }
 }
 
-/// `value` as a JSON value, as `serde_json::to_value` makes it; a `String`
-/// (a tool returning text) is moved in, not copied.
-fn into_value<T: Serialize + 'static>(value: T) -> serde_json::Result<Value> {
-    let mut value = Some(value);
-    if let Some(text) = (&mut value as &mut dyn Any).downcast_mut::<Option<String>>() {
-        return Ok(Value::String(text.take().unwrap_or_default()));
+/// A non-object value under its one key, as the output schema describes it.
+struct Wrapped<'a, T> {
+    result: &'a T,
+}
+
+impl<T: Serialize> Serialize for Wrapped<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut object = serializer.serialize_struct("Wrapped", 1)?;
+        object.serialize_field(WRAPPED_RESULT_KEY, self.result)?;
+        object.end()
     }
-    serde_json::to_value(value)
 }
 
 /// Content blocks (text, image, audio, links, embedded resources): no output schema.
