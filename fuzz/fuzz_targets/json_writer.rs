@@ -4,7 +4,9 @@
 //! Properties: for any JSON value the input parses to, and for the input
 //! itself as a string (invalid UTF-8 replaced), as a map key and inside a
 //! struct, the writer's bytes equal serde_json's; and they parse back to the
-//! same value.
+//! same value. A value held as encoded text (`StructuredContent::encode`, and
+//! serde_json's own `RawValue` of the input) is written as serde_json writes
+//! it, and reads back as the value it was encoded from.
 
 #![no_main]
 
@@ -13,7 +15,9 @@ use std::collections::BTreeMap;
 use libfuzzer_sys::fuzz_target;
 use serde::Serialize;
 use serde_json::Value;
+use serde_json::value::RawValue;
 use typed_mcp_core::encode;
+use typed_mcp_core::wire::StructuredContent;
 
 #[derive(Serialize)]
 struct Shaped<'a> {
@@ -40,6 +44,13 @@ fn same<T: Serialize + ?Sized>(value: &T) {
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_slice::<Value>(data) {
         same(&value);
+        let encoded = StructuredContent::encode(&value).expect("a JSON value encodes");
+        same(&encoded);
+        same(&[&encoded, &encoded]);
+        assert_eq!(encoded, value, "encoded content reads back as its value");
+    }
+    if let Ok(Ok(raw)) = std::str::from_utf8(data).map(|text| RawValue::from_string(text.to_owned())) {
+        same(&raw);
     }
     let text = String::from_utf8_lossy(data);
     same(text.as_ref());
