@@ -49,7 +49,9 @@ fuzz_target!(|data: &[u8]| {
         same(&[&encoded, &encoded]);
         assert_eq!(encoded, value, "encoded content reads back as its value");
     }
-    if let Ok(Ok(raw)) = std::str::from_utf8(data).map(|text| RawValue::from_string(text.to_owned())) {
+    if let Ok(Ok(raw)) =
+        std::str::from_utf8(data).map(|text| RawValue::from_string(text.to_owned()))
+    {
         same(&raw);
     }
     let text = String::from_utf8_lossy(data);
