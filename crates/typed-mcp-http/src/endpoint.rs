@@ -76,7 +76,7 @@
 //! reads `404` as "session not found").
 
 use std::convert::Infallible;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once, PoisonError};
 use std::time::Duration;
 
 use axum::body::{Body, HttpBody as _};
@@ -124,7 +124,16 @@ pub(crate) struct Endpoint {
     pub(crate) keep_alive: Duration,
     /// Starts, once, the task that ends every session at shutdown.
     pub(crate) watching_shutdown: Once,
+    /// Connections that served a stateless POST and hold nothing of it
+    /// ([`Connection::is_fresh`]), for the next one: a new connection per
+    /// POST cost four allocations and their frees.
+    pub(crate) idle_connections: Mutex<Vec<Arc<Connection>>>,
 }
+
+/// The most [`Endpoint::idle_connections`] kept: more than the POSTs a
+/// server has in flight at once only when they are many, which a new
+/// connection each then serves as before.
+const IDLE_CONNECTIONS_KEPT: usize = 128;
 
 /// The axum handler of the endpoint.
 pub(crate) async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Request) -> Response {
@@ -200,8 +209,11 @@ impl Endpoint {
         let in_use = session.as_ref().map(Session::in_use);
         let connection = match &session {
             Some(session) => session.connection().clone(),
-            None => Arc::new(Connection::new(self.server.clone())),
+            None => self.take_connection(),
         };
+        // Kept to be reused once the POST is answered, should nothing else
+        // hold it then.
+        let reusable = session.is_none().then(|| connection.clone());
         let max = self.server.limits().max_message_bytes;
         let declared = headers
             .get(CONTENT_LENGTH)
@@ -243,6 +255,9 @@ impl Endpoint {
             principal,
         };
         let response = self.dispatch(request, headers).await;
+        if let Some(connection) = reusable {
+            self.put_back(connection);
+        }
         // A shared store writes what the request changed before the client
         // can send its next request (to any replica).
         if let (Some(store), Some(session)) = (&self.sessions, &session)
@@ -251,6 +266,32 @@ impl Endpoint {
             store.answered(id, session).await;
         }
         response
+    }
+
+    /// A connection for a stateless POST: an idle one, or a new one.
+    fn take_connection(&self) -> Arc<Connection> {
+        let idle = self
+            .idle_connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop();
+        idle.unwrap_or_else(|| Arc::new(Connection::new(self.server.clone())))
+    }
+
+    /// Keeps `connection` for the next stateless POST when this is its only
+    /// reference (no stream, call or task of the POST holds it still) and it
+    /// holds nothing of the POST it served.
+    fn put_back(&self, mut connection: Arc<Connection>) {
+        if Arc::get_mut(&mut connection).is_none() || !connection.is_fresh() {
+            return;
+        }
+        let mut idle = self
+            .idle_connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if idle.len() < IDLE_CONNECTIONS_KEPT {
+            idle.push(connection);
+        }
     }
 
     async fn dispatch(self: &Arc<Self>, request: Post, headers: &HeaderMap) -> Response {
@@ -566,7 +607,12 @@ impl<'a> RequestHeaders<'a> {
     fn new(map: &'a HeaderMap) -> Self {
         let mut standard = [None; 3];
         for (name, value) in map {
-            let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name.as_str()) else {
+            // Names are lowercase; most are not MCP's, told by one compare.
+            let name = name.as_str();
+            if !name.starts_with("mcp-") {
+                continue;
+            }
+            let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name) else {
                 continue;
             };
             standard[slot] = Some(match standard[slot] {
@@ -871,6 +917,62 @@ fn internal(reason: &str) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_headers_find_the_standard_ones_in_their_one_pass() {
+        let mut map = HeaderMap::new();
+        map.insert("Mcp-Method", HeaderValue::from_static("tools/call"));
+        map.insert(
+            "MCP-Protocol-Version",
+            HeaderValue::from_static("2026-07-28"),
+        );
+        map.insert("content-type", HeaderValue::from_static("application/json"));
+        map.append("mcp-name", HeaderValue::from_static("a"));
+        map.append("mcp-name", HeaderValue::from_static("b"));
+        map.insert("mcp-param-city", HeaderValue::from_static("Paris"));
+        let headers = RequestHeaders::new(&map);
+        assert!(STANDARD_HEADERS.iter().all(|name| name.starts_with("mcp-")));
+        assert_eq!(
+            headers.standard,
+            [Some("2026-07-28"), Some("tools/call"), Some(INVALID)]
+        );
+        assert_eq!(headers.get("mcp-method"), Some("tools/call"));
+        assert_eq!(headers.get("mcp-param-city"), Some("Paris"));
+        assert_eq!(headers.get("content-type"), Some("application/json"));
+        assert_eq!(headers.get("mcp-other"), None);
+    }
+
+    #[test]
+    fn a_stateless_connection_is_reused_only_when_nothing_else_holds_it() {
+        let server = typed_mcp::Server::new("t", "1")
+            .build()
+            .expect("server builds");
+        let addr = "127.0.0.1:1".parse().expect("an address");
+        let (endpoint, _) = crate::HttpServer::new(server, addr)
+            .endpoint_at("/mcp")
+            .expect("the endpoint builds");
+        let endpoint = endpoint.expect("served without a router layer");
+        let first = endpoint.take_connection();
+        let held = first.clone();
+        endpoint.put_back(first);
+        assert_eq!(
+            endpoint.idle_connections.lock().unwrap().len(),
+            0,
+            "still held"
+        );
+        endpoint.put_back(held);
+        assert_eq!(endpoint.idle_connections.lock().unwrap().len(), 1);
+        let again = endpoint.take_connection();
+        assert!(again.is_fresh());
+        assert_eq!(endpoint.idle_connections.lock().unwrap().len(), 0);
+        for _ in 0..IDLE_CONNECTIONS_KEPT + 3 {
+            endpoint.put_back(Arc::new(Connection::new(endpoint.server.clone())));
+        }
+        assert_eq!(
+            endpoint.idle_connections.lock().unwrap().len(),
+            IDLE_CONNECTIONS_KEPT
+        );
+    }
 
     #[test]
     fn sse_events_are_one_data_line() {

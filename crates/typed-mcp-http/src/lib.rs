@@ -154,7 +154,7 @@ mod service;
 mod sessions;
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Once};
+use std::sync::{Arc, Mutex, Once};
 use std::time::Duration;
 
 use axum::Router;
@@ -503,6 +503,7 @@ impl HttpServer {
             }),
             // A zero period would spin; a millisecond is already too often.
             keep_alive: self.sse_keep_alive.max(Duration::from_millis(1)),
+            idle_connections: Mutex::default(),
             watching_shutdown: Once::new(),
         });
         let router = Router::new().route(path, any(endpoint::handle).with_state(endpoint.clone()));

@@ -1045,6 +1045,26 @@ impl Connection {
         self.tasks.len()
     }
 
+    /// Whether this connection holds nothing that a new stream could tell
+    /// from a [`Connection::new`]: no call or task in flight (no request id
+    /// in use), no legacy session, no server stream, no forwarding of
+    /// responses. Such a connection may serve the next stream instead of a
+    /// new one (the HTTP endpoint reuses them for stateless POSTs, saving
+    /// their allocations); the caller must hold its only reference, or
+    /// another holder could start a call on it meanwhile.
+    pub fn is_fresh(&self) -> bool {
+        self.tasks.len() == 0
+            && self.session.get().is_none()
+            && self.server_stream.get().is_none()
+            && self.undelivered.get().is_none()
+            && Arc::strong_count(&self.in_flight) == 1
+            && self
+                .in_flight
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .is_empty()
+    }
+
     /// Ends the connection's calls: open subscriptions end gracefully (each
     /// sends its final result), calls in flight get the server's
     /// [`drain_timeout`](crate::ServerBuilder::drain_timeout) to finish, and

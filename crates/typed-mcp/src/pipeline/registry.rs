@@ -128,6 +128,11 @@ impl<K: Eq + Hash, V> Registry<K, V> {
     pub(crate) fn len(&self) -> usize {
         self.running.len()
     }
+
+    /// Whether no call is in flight.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.running.is_empty()
+    }
 }
 
 #[cfg(test)]
