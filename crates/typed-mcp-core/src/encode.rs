@@ -48,7 +48,32 @@ pub fn result_with_meta<T: Serialize + ?Sized>(
     result: &T,
     meta_json: &str,
 ) -> Vec<u8> {
+    result_with_meta_sized(id, result, meta_json, 0)
+}
+
+/// Like [`result_with_meta`], with room for `expected_len` bytes taken
+/// before writing: a large result written into a buffer grown by doubling
+/// was copied whole at every doubling (a 1 MB tool result and its text
+/// block, three megabytes of copies). The bytes are the same whatever the
+/// hint.
+///
+/// ```
+/// use typed_mcp_core::{RequestId, encode};
+/// let id = RequestId::from("7");
+/// let value = serde_json::json!({"a": 1});
+/// assert_eq!(
+///     encode::result_with_meta_sized(&id, &value, "{}", 1 << 20),
+///     encode::result_with_meta(&id, &value, "{}"),
+/// );
+/// ```
+pub fn result_with_meta_sized<T: Serialize + ?Sized>(
+    id: &RequestId,
+    result: &T,
+    meta_json: &str,
+    expected_len: usize,
+) -> Vec<u8> {
     in_scratch(|out| {
+        out.reserve(expected_len);
         put_head(out, Some(id), b"result");
         let start = out.len();
         write_json(out, result).map_err(|e| e.to_string())?;
@@ -696,7 +721,10 @@ fn may_need_escape(bytes: &[u8]) -> bool {
 fn escape_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
+    // Room for a few escapes and what follows the string (a closing
+    // bracket, the next key): a long string that filled the buffer exactly
+    // made the next byte copy the whole message into a buffer twice as large.
+    out.reserve(bytes.len() + bytes.len() / 64 + 32);
     out.push(b'"');
     // Most strings (every key, most values) hold nothing to escape: copied
     // whole once a scan finds none, without the per-byte walk of a tail.

@@ -70,6 +70,15 @@ impl StructuredContent {
         }
     }
 
+    /// The compact JSON text, when the content is held as text (made by
+    /// [`StructuredContent::encode`]); `None` for a [`Value`].
+    pub fn as_json(&self) -> Option<&str> {
+        match &self.0 {
+            Repr::Value(_) => None,
+            Repr::Json(json) => Some(json),
+        }
+    }
+
     /// The compact JSON the content is sent as: its text, or its value
     /// encoded now.
     pub fn json(&self) -> Cow<'_, str> {
@@ -164,6 +173,8 @@ mod tests {
         let encoded = StructuredContent::encode(&value).unwrap();
         let text = serde_json::to_string(&value).unwrap();
         assert_eq!(encoded.json(), text);
+        assert_eq!(encoded.as_json(), Some(text.as_str()));
+        assert_eq!(StructuredContent::from(value.clone()).as_json(), None);
         // serde_json's writer and value builder, and the library's writer.
         assert_eq!(serde_json::to_string(&encoded).unwrap(), text);
         assert_eq!(serde_json::to_value(&encoded).unwrap(), value);

@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use typed_mcp_core::legacy::{downgrade_message, encode_call_result, is_legacy_version};
 use typed_mcp_core::router::{CompletionTarget, ResourceMatch};
 use typed_mcp_core::wire::{
-    CallToolResult, CompleteResult, Completion, GetPromptResult, InputRequiredResult,
-    ReadResourceResult, ResultMeta, ResultType,
+    CallToolResult, CompleteResult, Completion, ContentBlock, GetPromptResult, InputRequiredResult,
+    ReadResourceResult, ResultMeta, ResultType, StructuredContent,
 };
 use typed_mcp_core::{RequestId, RpcError, Target, encode};
 
@@ -93,7 +93,13 @@ impl Server {
     fn encode_stamped<R: Stamped>(&self, id: &RequestId, result: &mut R) -> Vec<u8> {
         let catalog = self.catalog();
         if result.meta_mut().is_empty() {
-            return encode::result_with_meta(id, result, catalog.server_meta_json());
+            let expected_len = result.expected_len();
+            return encode::result_with_meta_sized(
+                id,
+                result,
+                catalog.server_meta_json(),
+                expected_len,
+            );
         }
         result.meta_mut().server_info = Some(catalog.server_info().clone());
         encode::result(id, result)
@@ -624,6 +630,37 @@ fn human_duration(d: Duration) -> String {
 /// member (as [`encode::result_with_meta`] writes it).
 trait Stamped: serde::Serialize {
     fn meta_mut(&mut self) -> &mut ResultMeta;
+
+    /// About how long the encoded result is, when it may be long (see
+    /// [`encode::result_with_meta_sized`]); 0 when it is surely short.
+    fn expected_len(&self) -> usize {
+        0
+    }
+}
+
+impl Stamped for CallToolResult {
+    fn meta_mut(&mut self) -> &mut ResultMeta {
+        &mut self.meta
+    }
+
+    /// Its text blocks (with room for a few escapes) and its structured
+    /// content when that is already text: the bulk of a large result.
+    fn expected_len(&self) -> usize {
+        let text: usize = self
+            .content
+            .iter()
+            .map(|block| match block {
+                ContentBlock::Text { text, .. } => text.len(),
+                _ => 0,
+            })
+            .sum();
+        let structured = self
+            .structured_content
+            .as_ref()
+            .and_then(StructuredContent::as_json)
+            .map_or(0, str::len);
+        text + text / 64 + structured + 256
+    }
 }
 
 macro_rules! stamped {
@@ -638,7 +675,6 @@ macro_rules! stamped {
 
 // `_meta` is the last member of each (the encode tests hold them to it).
 stamped!(
-    CallToolResult,
     GetPromptResult,
     InputRequiredResult,
     ReadResourceResult,
