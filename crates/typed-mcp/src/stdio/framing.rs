@@ -19,11 +19,19 @@ pub(crate) enum Frame {
 pub(crate) struct LineReader<R> {
     reader: R,
     max: usize,
+    /// The length of the last line longer than one buffer fill: room taken
+    /// at once for the next such line, which would otherwise be copied at
+    /// every doubling of its buffer (about its own length in copies).
+    long_line: usize,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     pub(crate) fn new(reader: R, max: usize) -> Self {
-        LineReader { reader, max }
+        LineReader {
+            reader,
+            max,
+            long_line: 0,
+        }
     }
 
     /// The next line, or `None` at end of input.
@@ -33,6 +41,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         // Whether the last byte seen of the line is a `\r`: a discarded line's
         // length excludes its `\r\n` ending as a kept line's does.
         let mut ends_in_cr = false;
+        // Whether the line is kept and outlasted a buffer fill.
+        let mut long = false;
         loop {
             let available = self.reader.fill_buf().await?;
             if available.is_empty() {
@@ -57,11 +67,20 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     discarded = Some(line.len() + chunk.len());
                     line = Vec::new();
                 }
-                None => line.extend_from_slice(chunk),
+                None => {
+                    if done.is_none() && line.is_empty() {
+                        line.reserve(self.long_line.max(chunk.len()));
+                    }
+                    long |= done.is_none();
+                    line.extend_from_slice(chunk);
+                }
             }
             let consumed = done.unwrap_or(chunk.len());
             self.reader.consume(consumed);
             if done.is_some() {
+                if long && discarded.is_none() {
+                    self.long_line = line.len();
+                }
                 let discarded = discarded.map(|len| len - usize::from(ends_in_cr));
                 return Ok(Some(self.finish(line, discarded)));
             }
@@ -98,6 +117,26 @@ mod tests {
             out.push(frame);
         }
         out
+    }
+
+    #[tokio::test]
+    async fn lines_longer_or_shorter_than_the_last_long_one_read_whole() {
+        let lengths = [5_000, 7, 12_000, 3_000, 0, 12_001, 40];
+        let mut input = Vec::new();
+        for (i, &len) in lengths.iter().enumerate() {
+            input.extend(std::iter::repeat_n(b'a' + i as u8, len));
+            input.push(b'\n');
+        }
+        let expected: Vec<Frame> = lengths
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| Frame::Line(vec![b'a' + i as u8; len]))
+            .collect();
+        assert_eq!(frames(&input, 20_000).await, expected);
+        // Over the limit, the line after a long one is measured, not kept.
+        let mut limited = expected;
+        limited[5] = Frame::Oversized(12_001);
+        assert_eq!(frames(&input, 12_000).await, limited);
     }
 
     #[tokio::test]
