@@ -95,11 +95,15 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
     let Some(value) = headers.get(CONTENT_TYPE) else {
         return Err("the Content-Type header is required: send application/json".to_owned());
     };
+    // What MCP clients send, told without parsing.
+    if value.as_bytes() == b"application/json" {
+        return Ok(());
+    }
     let essence = value
         .to_str()
         .ok()
         .and_then(|v| v.split(';').next())
-        .map(str::trim);
+        .map(str::trim_ascii);
     match essence {
         Some(e) if e.eq_ignore_ascii_case("application/json") => Ok(()),
         Some(e) => Err(format!(
@@ -174,6 +178,7 @@ mod tests {
         };
         assert_eq!(ct("application/json"), Ok(()));
         assert_eq!(ct("Application/Json; charset=UTF-8"), Ok(()));
+        assert_eq!(ct("application/json ;charset=utf-8"), Ok(()));
         assert!(ct("text/plain").is_err());
         assert!(ct("application/jsonx").is_err());
         assert!(check_content_type(&HeaderMap::new()).is_err());

@@ -224,7 +224,12 @@ impl Protection {
 /// Splits `name[:port]` or `[v6][:port]` into the lower-case-able name (IPv6
 /// addresses keep their brackets) and the port. `None` when malformed.
 fn split_host_port(host: &str) -> Option<(&str, Option<u16>)> {
-    let host = host.trim();
+    // A header value is ASCII: trimmed byte-wise, without decoding chars.
+    let host = if host.is_ascii() {
+        host.trim_ascii()
+    } else {
+        host.trim()
+    };
     let (name, port) = if host.starts_with('[') {
         let end = host.find(']')?;
         let (name, rest) = host.split_at(end + 1);
@@ -238,7 +243,11 @@ fn split_host_port(host: &str) -> Option<(&str, Option<u16>)> {
             None => (host, None),
         }
     };
-    if name.is_empty() || name.contains(['/', '@', ' ', '\t']) {
+    if name.is_empty()
+        || name
+            .bytes()
+            .any(|b| matches!(b, b'/' | b'@' | b' ' | b'\t'))
+    {
         return None;
     }
     let port = match port {
