@@ -143,7 +143,8 @@ pub(crate) async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Reque
 impl Endpoint {
     pub(crate) async fn serve(self: &Arc<Self>, request: Request) -> Response {
         let (parts, body) = request.into_parts();
-        if let Err(refused) = self.protection.admit(&parts) {
+        let request_headers = RequestHeaders::new(&parts.headers);
+        if let Err(refused) = self.protection.admit(&parts, request_headers.bytes) {
             return refusal(refused.status, refused.reason);
         }
         let headers = &parts.headers;
@@ -254,7 +255,7 @@ impl Endpoint {
             accepts,
             principal,
         };
-        let response = self.dispatch(request, headers).await;
+        let response = self.dispatch(request, &request_headers).await;
         if let Some(connection) = reusable {
             self.put_back(connection);
         }
@@ -294,7 +295,7 @@ impl Endpoint {
         }
     }
 
-    async fn dispatch(self: &Arc<Self>, request: Post, headers: &HeaderMap) -> Response {
+    async fn dispatch(self: &Arc<Self>, request: Post, headers: &RequestHeaders<'_>) -> Response {
         let Post {
             connection,
             in_use,
@@ -306,9 +307,8 @@ impl Endpoint {
         } = request;
         let (outbox, mut inbox) = Outbox::channel();
         let accepted = {
-            let request_headers = RequestHeaders::new(headers);
             let inbound = Inbound::default()
-                .headers(&request_headers)
+                .headers(headers)
                 .principal(principal.as_ref());
             connection
                 .accept_reserved(&body, inbound, reservation, &outbox)
@@ -598,6 +598,9 @@ struct RequestHeaders<'a> {
     /// reads on every request: found in one pass over the headers instead of
     /// a hashed lookup each.
     standard: [Option<&'a str>; 3],
+    /// The bytes of every header name and value, for the size limit
+    /// (`Protection::admit`): counted in the same pass.
+    bytes: usize,
 }
 
 /// The headers [`RequestHeaders`] finds in its one pass, in its order.
@@ -606,9 +609,11 @@ const STANDARD_HEADERS: [&str; 3] = ["mcp-protocol-version", "mcp-method", "mcp-
 impl<'a> RequestHeaders<'a> {
     fn new(map: &'a HeaderMap) -> Self {
         let mut standard = [None; 3];
+        let mut bytes = 0;
         for (name, value) in map {
             // Names are lowercase; most are not MCP's, told by one compare.
             let name = name.as_str();
+            bytes += name.len() + value.len();
             if !name.starts_with("mcp-") {
                 continue;
             }
@@ -620,7 +625,11 @@ impl<'a> RequestHeaders<'a> {
                 Some(_) => INVALID,
             });
         }
-        RequestHeaders { map, standard }
+        RequestHeaders {
+            map,
+            standard,
+            bytes,
+        }
     }
 }
 
@@ -940,6 +949,7 @@ mod tests {
         assert_eq!(headers.get("mcp-param-city"), Some("Paris"));
         assert_eq!(headers.get("content-type"), Some("application/json"));
         assert_eq!(headers.get("mcp-other"), None);
+        assert_eq!(headers.bytes, crate::protect::header_bytes(&map));
     }
 
     #[test]

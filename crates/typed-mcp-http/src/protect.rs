@@ -63,7 +63,8 @@ pub(crate) fn is_loopback(ip: IpAddr) -> bool {
 }
 
 /// The sum of every header line's name and value lengths.
-fn header_bytes(headers: &HeaderMap) -> usize {
+#[cfg(test)]
+pub(crate) fn header_bytes(headers: &HeaderMap) -> usize {
     headers
         .iter()
         .map(|(name, value)| name.as_str().len() + value.len())
@@ -105,9 +106,10 @@ impl Protection {
     /// `Ok` when the request may proceed to the endpoint's own checks, else
     /// why not: its headers are too large (431), or its `Host` or `Origin` is
     /// not allowed (403). Each refusal is logged as a warning.
-    pub(crate) fn admit(&self, parts: &Parts) -> Result<(), Refusal> {
+    /// `found` is the bytes of every header name and value, which the caller
+    /// counts in the pass it reads the headers in.
+    pub(crate) fn admit(&self, parts: &Parts, found: usize) -> Result<(), Refusal> {
         let headers = &parts.headers;
-        let found = header_bytes(headers);
         if found > self.max_header_bytes {
             let limit = self.max_header_bytes;
             tracing::warn!(
@@ -458,9 +460,9 @@ mod tests {
         let pad = |n| ("x-pad", "a".repeat(n));
         let at_limit = parts(&[host.clone(), pad(DEFAULT_MAX_HEADER_BYTES - 13 - 5)]);
         assert_eq!(header_bytes(&at_limit.headers), DEFAULT_MAX_HEADER_BYTES);
-        assert_eq!(p.admit(&at_limit), Ok(()));
+        assert_eq!(p.admit(&at_limit, header_bytes(&at_limit.headers)), Ok(()));
         let over = parts(&[host, pad(DEFAULT_MAX_HEADER_BYTES - 13 - 4)]);
-        let refusal = p.admit(&over).unwrap_err();
+        let refusal = p.admit(&over, header_bytes(&over.headers)).unwrap_err();
         assert_eq!(refusal.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
         assert!(refusal.reason.contains("65537 bytes"), "{}", refusal.reason);
         assert!(
@@ -478,16 +480,17 @@ mod tests {
     #[test]
     fn the_size_limit_comes_before_host_checks() {
         let p = loopback();
-        let refusal = p
-            .admit(&parts(&[("host", "evil.example".to_owned())]))
-            .unwrap_err();
+        let evil = parts(&[("host", "evil.example".to_owned())]);
+        let refusal = p.admit(&evil, header_bytes(&evil.headers)).unwrap_err();
         assert_eq!(refusal.status, StatusCode::FORBIDDEN);
         let big = parts(&[
             ("host", "evil.example".to_owned()),
             ("x-pad", "a".repeat(DEFAULT_MAX_HEADER_BYTES)),
         ]);
         assert_eq!(
-            p.admit(&big).unwrap_err().status,
+            p.admit(&big, header_bytes(&big.headers))
+                .unwrap_err()
+                .status,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
         );
     }
