@@ -13,6 +13,7 @@ mod overload;
 mod principal;
 mod protection;
 mod quickstart;
+mod reuse;
 mod serve;
 mod service;
 mod signals;
