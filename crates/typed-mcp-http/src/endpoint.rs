@@ -141,132 +141,144 @@ pub(crate) async fn handle(State(endpoint): State<Arc<Endpoint>>, request: Reque
 }
 
 impl Endpoint {
-    pub(crate) async fn serve(self: &Arc<Self>, request: Request) -> Response {
+    /// Answers one HTTP request. The request is split before the future is
+    /// made, and the future is an `async` block, which uses what it captures
+    /// in place: an `async fn` taking the request (or its parts) would keep
+    /// another 240 bytes in every state of a future that each request
+    /// allocates and copies.
+    pub(crate) fn serve(
+        self: Arc<Self>,
+        request: Request,
+    ) -> impl Future<Output = Response> + Send + 'static {
         let (parts, body) = request.into_parts();
-        let request_headers = RequestHeaders::new(&parts.headers);
-        if let Err(refused) = self.protection.admit(&parts, request_headers.bytes) {
-            return refusal(refused.status, refused.reason);
-        }
-        let headers = &parts.headers;
-        if self.shutdown.as_ref().is_some_and(Shutdown::is_triggered) {
-            return overloaded("the server is shutting down");
-        }
-        let session_method = matches!(parts.method, Method::GET | Method::DELETE)
-            && self.sessions.is_some()
-            && headers.contains_key(SESSION_ID);
-        if parts.method != Method::POST && !session_method {
-            let sessions = if self.sessions.is_some() {
-                "GET and DELETE serve only a session of a dated revision, named by its Mcp-Session-Id"
-            } else {
-                "this endpoint keeps no sessions of the dated revisions either"
-            };
-            let mut response = refusal(
-                StatusCode::METHOD_NOT_ALLOWED,
-                format!(
-                    "{} is not served here: send each JSON-RPC message as its own POST (MCP 2026-07-28 has no sessions and no standalone streams; {sessions})",
-                    parts.method
-                ),
-            );
-            response
-                .headers_mut()
-                .insert(ALLOW, HeaderValue::from_static("POST"));
-            return response;
-        }
-        // The application's authentication layer (if any) put the caller here.
-        let principal = parts.extensions.get::<Principal>().cloned();
-        if self.require_principal && principal.is_none() {
-            tracing::warn!("refused an MCP request without an authenticated principal");
-            return refusal(
-                StatusCode::UNAUTHORIZED,
-                "this endpoint requires an authenticated caller, and none was established",
-            );
-        }
-        if parts.method == Method::GET {
-            return self.open_server_stream(headers, principal.as_ref()).await;
-        }
-        if parts.method == Method::DELETE {
-            // Boxed, as rare: inline it would enlarge every request's future.
-            return Box::pin(self.end_session(headers, principal.as_ref())).await;
-        }
-        let accepts = Accepts::from_headers(headers);
-        if accepts.none() {
-            return refusal(
-                StatusCode::NOT_ACCEPTABLE,
-                "Accept must allow application/json or text/event-stream (send both)",
-            );
-        }
-        if let Err(reason) = check_content_type(headers) {
-            return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason);
-        }
-        // A legacy session's requests run on its connection; every other
-        // POST on a fresh one, as ids of different clients may collide.
-        let session = match self.sessions.as_ref().filter(|_| names_session(headers)) {
-            Some(store) => match find_session(store.as_ref(), headers, principal.as_ref()).await {
-                Some(session) => Some(session),
-                None => return session_not_found(),
-            },
-            None => None,
-        };
-        let in_use = session.as_ref().map(Session::in_use);
-        let connection = match &session {
-            Some(session) => session.connection().clone(),
-            None => self.take_connection(),
-        };
-        // Kept to be reused once the POST is answered, should nothing else
-        // hold it then.
-        let reusable = session.is_none().then(|| connection.clone());
-        let max = self.server.limits().max_message_bytes;
-        let declared = headers
-            .get(CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
-        if let Some(len) = declared.filter(|&len| len > max as u64) {
-            return too_large(format!(
-                "message of {len} bytes exceeds the limit of {max} bytes"
-            ));
-        }
-        // Room in the server's byte budget is taken before the body is read,
-        // so many large bodies at once wait in the network, not in memory.
-        let reservation = match declared {
-            Some(len) => match connection.reserve(len as usize).await {
-                Some(reservation) => Some(reservation),
-                None => return overloaded("too many bytes in flight"),
-            },
-            None => None,
-        };
-        let body = match read_body(body, max).await {
-            Ok(body) => body,
-            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-                return too_large(format!("message exceeds the limit of {max} bytes"));
+        async move {
+            let request_headers = RequestHeaders::new(&parts.headers);
+            if let Err(refused) = self.protection.admit(&parts, request_headers.bytes) {
+                return refusal(refused.status, refused.reason);
             }
-            Err(e) => {
+            let headers = &parts.headers;
+            if self.shutdown.as_ref().is_some_and(Shutdown::is_triggered) {
+                return overloaded("the server is shutting down");
+            }
+            let session_method = matches!(parts.method, Method::GET | Method::DELETE)
+                && self.sessions.is_some()
+                && headers.contains_key(SESSION_ID);
+            if parts.method != Method::POST && !session_method {
+                let sessions = if self.sessions.is_some() {
+                    "GET and DELETE serve only a session of a dated revision, named by its Mcp-Session-Id"
+                } else {
+                    "this endpoint keeps no sessions of the dated revisions either"
+                };
+                let mut response = refusal(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    format!(
+                        "{} is not served here: send each JSON-RPC message as its own POST (MCP 2026-07-28 has no sessions and no standalone streams; {sessions})",
+                        parts.method
+                    ),
+                );
+                response
+                    .headers_mut()
+                    .insert(ALLOW, HeaderValue::from_static("POST"));
+                return response;
+            }
+            // The application's authentication layer (if any) put the caller here.
+            let principal = parts.extensions.get::<Principal>().cloned();
+            if self.require_principal && principal.is_none() {
+                tracing::warn!("refused an MCP request without an authenticated principal");
                 return refusal(
-                    StatusCode::BAD_REQUEST,
-                    format!("the request body could not be read: {e}"),
+                    StatusCode::UNAUTHORIZED,
+                    "this endpoint requires an authenticated caller, and none was established",
                 );
             }
-        };
-        let request = Post {
-            connection,
-            in_use,
-            opens_session: session.is_none(),
-            body,
-            reservation,
-            accepts,
-            principal,
-        };
-        let response = self.dispatch(request, &request_headers).await;
-        if let Some(connection) = reusable {
-            self.put_back(connection);
+            if parts.method == Method::GET {
+                return self.open_server_stream(headers, principal.as_ref()).await;
+            }
+            if parts.method == Method::DELETE {
+                // Boxed, as rare: inline it would enlarge every request's future.
+                return Box::pin(self.end_session(headers, principal.as_ref())).await;
+            }
+            let accepts = Accepts::from_headers(headers);
+            if accepts.none() {
+                return refusal(
+                    StatusCode::NOT_ACCEPTABLE,
+                    "Accept must allow application/json or text/event-stream (send both)",
+                );
+            }
+            if let Err(reason) = check_content_type(headers) {
+                return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason);
+            }
+            // A legacy session's requests run on its connection; every other
+            // POST on a fresh one, as ids of different clients may collide.
+            let session = match self.sessions.as_ref().filter(|_| names_session(headers)) {
+                Some(store) => {
+                    match find_session(store.as_ref(), headers, principal.as_ref()).await {
+                        Some(session) => Some(session),
+                        None => return session_not_found(),
+                    }
+                }
+                None => None,
+            };
+            let in_use = session.as_ref().map(Session::in_use);
+            let connection = match &session {
+                Some(session) => session.connection().clone(),
+                None => self.take_connection(),
+            };
+            // Kept to be reused once the POST is answered, should nothing else
+            // hold it then.
+            let reusable = session.is_none().then(|| connection.clone());
+            let max = self.server.limits().max_message_bytes;
+            let declared = headers
+                .get(CONTENT_LENGTH)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.parse::<u64>().ok());
+            if let Some(len) = declared.filter(|&len| len > max as u64) {
+                return too_large(format!(
+                    "message of {len} bytes exceeds the limit of {max} bytes"
+                ));
+            }
+            // Room in the server's byte budget is taken before the body is read,
+            // so many large bodies at once wait in the network, not in memory.
+            let reservation = match declared {
+                Some(len) => match connection.reserve(len as usize).await {
+                    Some(reservation) => Some(reservation),
+                    None => return overloaded("too many bytes in flight"),
+                },
+                None => None,
+            };
+            let body = match read_body(body, max).await {
+                Ok(body) => body,
+                Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                    return too_large(format!("message exceeds the limit of {max} bytes"));
+                }
+                Err(e) => {
+                    return refusal(
+                        StatusCode::BAD_REQUEST,
+                        format!("the request body could not be read: {e}"),
+                    );
+                }
+            };
+            let request = Post {
+                connection,
+                in_use,
+                opens_session: session.is_none(),
+                body,
+                reservation,
+                accepts,
+                principal,
+            };
+            let response = self.dispatch(request, &request_headers).await;
+            if let Some(connection) = reusable {
+                self.put_back(connection);
+            }
+            // A shared store writes what the request changed before the client
+            // can send its next request (to any replica).
+            if let (Some(store), Some(session)) = (&self.sessions, &session)
+                && let Some(id) = session_id(headers)
+            {
+                store.answered(id, session).await;
+            }
+            response
         }
-        // A shared store writes what the request changed before the client
-        // can send its next request (to any replica).
-        if let (Some(store), Some(session)) = (&self.sessions, &session)
-            && let Some(id) = session_id(headers)
-        {
-            store.answered(id, session).await;
-        }
-        response
     }
 
     /// A connection for a stateless POST: an idle one, or a new one.

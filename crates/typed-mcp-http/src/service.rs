@@ -8,6 +8,7 @@ use axum::Router;
 use axum::body::{Body, HttpBody};
 use axum::response::Response;
 use bytes::Bytes;
+use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use http::Request;
 use tower_service::Service;
@@ -68,9 +69,8 @@ where
     fn call(&mut self, request: Request<B>) -> Self::Future {
         match &self.direct {
             Some(endpoint) if request.uri().path() == &*self.path => {
-                let endpoint = endpoint.clone();
                 let request = request.map(Body::new);
-                Box::pin(async move { Ok(endpoint.serve(request).await) })
+                Box::pin(endpoint.clone().serve(request).map(Ok))
             }
             _ => Box::pin(self.router.call(request)),
         }
