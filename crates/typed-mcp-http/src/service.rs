@@ -24,7 +24,8 @@ use crate::endpoint::Endpoint;
 /// request and every refusal alike, and spends less on the way: a request
 /// to the endpoint's path goes straight to the endpoint, without matching
 /// routes, building path parameters or boxing a route's service (about 4k
-/// instructions and 5 allocations of the quickstart's ~66k per call). Any
+/// instructions and 5 allocations a call when it was added, of the
+/// quickstart's 66k then). Any
 /// other request, and every request when an OAuth resource server is
 /// configured (its layer and metadata document are routes), is handed to
 /// that router.
