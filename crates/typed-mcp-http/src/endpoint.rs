@@ -84,7 +84,9 @@ use axum::extract::{Request, State};
 use axum::response::Response;
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use http::header::{ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, RETRY_AFTER};
+use http::header::{
+    ACCEPT, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, HOST, ORIGIN, RETRY_AFTER,
+};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt as _, LengthLimitError, Limited};
 use typed_mcp::protocol::router::Headers;
@@ -153,7 +155,11 @@ impl Endpoint {
         let (parts, body) = request.into_parts();
         async move {
             let request_headers = RequestHeaders::new(&parts.headers);
-            if let Err(refused) = self.protection.admit(&parts, request_headers.bytes) {
+            let checked = &request_headers.checked;
+            if let Err(refused) =
+                self.protection
+                    .admit(&parts, request_headers.bytes, checked.host, checked.origin)
+            {
                 return refusal(refused.status, refused.reason);
             }
             let headers = &parts.headers;
@@ -197,19 +203,20 @@ impl Endpoint {
                 // Boxed, as rare: inline it would enlarge every request's future.
                 return Box::pin(self.end_session(headers, principal.as_ref())).await;
             }
-            let accepts = Accepts::from_headers(headers);
+            let accepts = checked.accepts(headers);
             if accepts.none() {
                 return refusal(
                     StatusCode::NOT_ACCEPTABLE,
                     "Accept must allow application/json or text/event-stream (send both)",
                 );
             }
-            if let Err(reason) = check_content_type(headers) {
+            if let Err(reason) = check_content_type(checked.content_type) {
                 return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason);
             }
             // A legacy session's requests run on its connection; every other
             // POST on a fresh one, as ids of different clients may collide.
-            let session = match self.sessions.as_ref().filter(|_| names_session(headers)) {
+            let names_a_session = checked.session_id.is_some() && names_session(headers);
+            let session = match self.sessions.as_ref().filter(|_| names_a_session) {
                 Some(store) => {
                     match find_session(store.as_ref(), headers, principal.as_ref()).await {
                         Some(session) => Some(session),
@@ -227,8 +234,8 @@ impl Endpoint {
             // hold it then.
             let reusable = session.is_none().then(|| connection.clone());
             let max = self.server.limits().max_message_bytes;
-            let declared = headers
-                .get(CONTENT_LENGTH)
+            let declared = checked
+                .content_length
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<u64>().ok());
             if let Some(len) = declared.filter(|&len| len > max as u64) {
@@ -430,7 +437,7 @@ impl Endpoint {
         headers: &HeaderMap,
         principal: Option<&Principal>,
     ) -> Response {
-        if !Accepts::from_headers(headers).sse {
+        if !Accepts::from_values(headers.get_all(ACCEPT)).sse {
             return refusal(
                 StatusCode::NOT_ACCEPTABLE,
                 "Accept must allow text/event-stream: GET opens the session's event stream",
@@ -613,6 +620,57 @@ struct RequestHeaders<'a> {
     /// The bytes of every header name and value, for the size limit
     /// (`Protection::admit`): counted in the same pass.
     bytes: usize,
+    /// The headers the endpoint itself checks on every POST, found in the
+    /// same pass.
+    checked: CheckedHeaders<'a>,
+}
+
+/// The first value of each header the endpoint checks on every POST, as
+/// `HeaderMap::get` finds it (the first of several), and whether `Accept`
+/// came more than once (its values are all read then).
+#[derive(Debug, Default, PartialEq)]
+struct CheckedHeaders<'a> {
+    host: Option<&'a HeaderValue>,
+    origin: Option<&'a HeaderValue>,
+    accept: Option<&'a HeaderValue>,
+    accept_repeated: bool,
+    content_type: Option<&'a HeaderValue>,
+    content_length: Option<&'a HeaderValue>,
+    session_id: Option<&'a HeaderValue>,
+}
+
+impl<'a> CheckedHeaders<'a> {
+    /// Notes `value` when `name` is one of the checked headers; `false` when
+    /// it is not. Standard names compare as one enum tag each.
+    fn note(&mut self, name: &HeaderName, value: &'a HeaderValue) -> bool {
+        let slot = if *name == HOST {
+            &mut self.host
+        } else if *name == CONTENT_TYPE {
+            &mut self.content_type
+        } else if *name == CONTENT_LENGTH {
+            &mut self.content_length
+        } else if *name == ACCEPT {
+            self.accept_repeated |= self.accept.is_some();
+            &mut self.accept
+        } else if *name == ORIGIN {
+            &mut self.origin
+        } else if *name == SESSION_ID {
+            &mut self.session_id
+        } else {
+            return false;
+        };
+        slot.get_or_insert(value);
+        true
+    }
+
+    /// What the client accepts back.
+    fn accepts(&self, map: &HeaderMap) -> Accepts {
+        if self.accept_repeated {
+            Accepts::from_values(map.get_all(ACCEPT))
+        } else {
+            Accepts::from_values(self.accept)
+        }
+    }
 }
 
 /// The headers [`RequestHeaders`] finds in its one pass, in its order.
@@ -622,11 +680,12 @@ impl<'a> RequestHeaders<'a> {
     fn new(map: &'a HeaderMap) -> Self {
         let mut standard = [None; 3];
         let mut bytes = 0;
-        for (name, value) in map {
+        let mut checked = CheckedHeaders::default();
+        for (header, value) in map {
             // Names are lowercase; most are not MCP's, told by one compare.
-            let name = name.as_str();
+            let name = header.as_str();
             bytes += name.len() + value.len();
-            if !name.starts_with("mcp-") {
+            if checked.note(header, value) || !name.starts_with("mcp-") {
                 continue;
             }
             let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name) else {
@@ -641,6 +700,7 @@ impl<'a> RequestHeaders<'a> {
             map,
             standard,
             bytes,
+            checked,
         }
     }
 }
@@ -962,6 +1022,70 @@ mod tests {
         assert_eq!(headers.get("content-type"), Some("application/json"));
         assert_eq!(headers.get("mcp-other"), None);
         assert_eq!(headers.bytes, crate::protect::header_bytes(&map));
+    }
+
+    #[test]
+    fn checked_headers_are_the_first_values_a_lookup_finds() {
+        let mut maps = Vec::new();
+        let mut full = HeaderMap::new();
+        full.insert(HOST, HeaderValue::from_static("localhost:1"));
+        full.insert(ORIGIN, HeaderValue::from_static("http://localhost"));
+        full.insert(ACCEPT, HeaderValue::from_static("application/json"));
+        full.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        full.insert(CONTENT_LENGTH, HeaderValue::from_static("12"));
+        full.insert(SESSION_ID, HeaderValue::from_static("abc"));
+        full.insert("mcp-method", HeaderValue::from_static("tools/call"));
+        maps.push(full.clone());
+        // Every checked header twice: the first value is the one checked.
+        let mut doubled = full.clone();
+        for (name, second) in [
+            (HOST, "evil.example"),
+            (ORIGIN, "http://evil.example"),
+            (ACCEPT, "text/event-stream"),
+            (CONTENT_TYPE, "text/plain"),
+            (CONTENT_LENGTH, "99"),
+            (SESSION_ID, "def"),
+        ] {
+            doubled.append(name, HeaderValue::from_static(second));
+        }
+        maps.push(doubled);
+        maps.push(HeaderMap::new());
+        let mut accept_twice = HeaderMap::new();
+        accept_twice.append(ACCEPT, HeaderValue::from_static("text/event-stream"));
+        accept_twice.append(ACCEPT, HeaderValue::from_static("application/json"));
+        maps.push(accept_twice);
+        for map in &maps {
+            let checked = RequestHeaders::new(map).checked;
+            assert_eq!(checked.host, map.get(HOST));
+            assert_eq!(checked.origin, map.get(ORIGIN));
+            assert_eq!(checked.accept, map.get(ACCEPT));
+            assert_eq!(
+                checked.accept_repeated,
+                map.get_all(ACCEPT).iter().count() > 1
+            );
+            assert_eq!(checked.content_type, map.get(CONTENT_TYPE));
+            assert_eq!(checked.content_length, map.get(CONTENT_LENGTH));
+            assert_eq!(checked.session_id, map.get(SESSION_ID));
+            assert_eq!(
+                checked.accepts(map),
+                Accepts::from_values(map.get_all(ACCEPT)),
+                "{map:?}"
+            );
+        }
+        // Both Accept values count when there are two.
+        let checked = RequestHeaders::new(&maps[3]).checked;
+        assert_eq!(
+            checked.accepts(&maps[3]),
+            Accepts {
+                json: true,
+                sse: true
+            }
+        );
+        // The MCP headers are still read when the checked ones are noted.
+        assert_eq!(
+            RequestHeaders::new(&maps[0]).get("mcp-method"),
+            Some("tools/call")
+        );
     }
 
     #[test]

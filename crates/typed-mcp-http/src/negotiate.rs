@@ -1,8 +1,12 @@
 //! Content negotiation: what the client accepts back (`Accept`) and what it
 //! sent (`Content-Type`).
 
-use http::HeaderMap;
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::HeaderValue;
+#[cfg(test)]
+use http::{
+    HeaderMap,
+    header::{ACCEPT, CONTENT_TYPE},
+};
 
 /// The `Accept` value the MCP specification tells clients to send.
 const COMMON_ACCEPT: &[u8] = b"application/json, text/event-stream";
@@ -17,10 +21,11 @@ pub(crate) struct Accepts {
 }
 
 impl Accepts {
-    /// Reads every `Accept` header. A request without one accepts anything
-    /// (RFC 9110 §12.5.1); a media range with `q=0` is refused.
-    pub(crate) fn from_headers(headers: &HeaderMap) -> Accepts {
-        let mut values = headers.get_all(ACCEPT).iter().peekable();
+    /// Reads every `Accept` header's value (each, as `HeaderMap::get_all`
+    /// gives them). A request without one accepts anything (RFC 9110
+    /// §12.5.1); a media range with `q=0` is refused.
+    pub(crate) fn from_values<'a>(values: impl IntoIterator<Item = &'a HeaderValue>) -> Accepts {
+        let mut values = values.into_iter().peekable();
         if values.peek().is_none() {
             return Accepts {
                 json: true,
@@ -90,9 +95,10 @@ fn is_zero(q: &str) -> bool {
 }
 
 /// `Ok` when the body is declared `application/json` (parameters such as
-/// `charset` allowed), else the reason for `415`.
-pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
-    let Some(value) = headers.get(CONTENT_TYPE) else {
+/// `charset` allowed), else the reason for `415`. `value` is the first
+/// `Content-Type` value, as `HeaderMap::get` gives it.
+pub(crate) fn check_content_type(value: Option<&HeaderValue>) -> Result<(), String> {
+    let Some(value) = value else {
         return Err("the Content-Type header is required: send application/json".to_owned());
     };
     // What MCP clients send, told without parsing.
@@ -116,14 +122,13 @@ pub(crate) fn check_content_type(headers: &HeaderMap) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     fn accepts(values: &[&str]) -> Accepts {
         let mut h = HeaderMap::new();
         for v in values {
             h.append(ACCEPT, HeaderValue::from_str(v).unwrap());
         }
-        Accepts::from_headers(&h)
+        Accepts::from_values(h.get_all(ACCEPT))
     }
 
     fn both(json: bool, sse: bool) -> Accepts {
@@ -174,13 +179,13 @@ mod tests {
         let ct = |v: &str| {
             let mut h = HeaderMap::new();
             h.insert(CONTENT_TYPE, HeaderValue::from_str(v).unwrap());
-            check_content_type(&h)
+            check_content_type(h.get(CONTENT_TYPE))
         };
         assert_eq!(ct("application/json"), Ok(()));
         assert_eq!(ct("Application/Json; charset=UTF-8"), Ok(()));
         assert_eq!(ct("application/json ;charset=utf-8"), Ok(()));
         assert!(ct("text/plain").is_err());
         assert!(ct("application/jsonx").is_err());
-        assert!(check_content_type(&HeaderMap::new()).is_err());
+        assert!(check_content_type(HeaderMap::new().get(CONTENT_TYPE)).is_err());
     }
 }

@@ -13,9 +13,13 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use http::header::{HOST, ORIGIN};
 use http::request::Parts;
-use http::{HeaderMap, StatusCode};
+#[cfg(test)]
+use http::{
+    HeaderMap,
+    header::{HOST, ORIGIN},
+};
+use http::{HeaderValue, StatusCode};
 
 use crate::HttpError;
 
@@ -106,10 +110,16 @@ impl Protection {
     /// `Ok` when the request may proceed to the endpoint's own checks, else
     /// why not: its headers are too large (431), or its `Host` or `Origin` is
     /// not allowed (403). Each refusal is logged as a warning.
-    /// `found` is the bytes of every header name and value, which the caller
-    /// counts in the pass it reads the headers in.
-    pub(crate) fn admit(&self, parts: &Parts, found: usize) -> Result<(), Refusal> {
-        let headers = &parts.headers;
+    /// `found` is the bytes of every header name and value, and `host` and
+    /// `origin` the first `Host` and `Origin` values (as `HeaderMap::get`
+    /// gives them), which the caller finds in its one pass over the headers.
+    pub(crate) fn admit(
+        &self,
+        parts: &Parts,
+        found: usize,
+        host: Option<&HeaderValue>,
+        origin: Option<&HeaderValue>,
+    ) -> Result<(), Refusal> {
         if found > self.max_header_bytes {
             let limit = self.max_header_bytes;
             tracing::warn!(
@@ -125,10 +135,10 @@ impl Protection {
             });
         }
         let authority = parts.uri.authority().map(|a| a.as_str());
-        if let Err(reason) = self.check(headers, authority) {
+        if let Err(reason) = self.check_values(host, origin, authority) {
             tracing::warn!(
-                host = ?headers.get(HOST),
-                origin = ?headers.get(ORIGIN),
+                ?host,
+                ?origin,
                 %reason,
                 "refused an MCP request (DNS-rebinding protection)"
             );
@@ -140,13 +150,26 @@ impl Protection {
         Ok(())
     }
 
-    /// `Ok` when the request may proceed, else the reason to refuse it (403).
+    /// [`check_values`](Self::check_values) of a header map's `Host` and
+    /// `Origin`.
+    #[cfg(test)]
+    fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), String> {
+        self.check_values(headers.get(HOST), headers.get(ORIGIN), authority)
+    }
+
+    /// `Ok` when the request may proceed, else the reason to refuse it (403),
+    /// given its first `Host` and `Origin` values.
     ///
     /// `authority` is the request URI's authority, which stands in for `Host`
     /// on HTTP/2.
-    fn check(&self, headers: &HeaderMap, authority: Option<&str>) -> Result<(), String> {
+    fn check_values(
+        &self,
+        host: Option<&HeaderValue>,
+        origin: Option<&HeaderValue>,
+        authority: Option<&str>,
+    ) -> Result<(), String> {
         if self.check_host {
-            let host = match headers.get(HOST) {
+            let host = match host {
                 Some(value) => Some(
                     value
                         .to_str()
@@ -164,7 +187,7 @@ impl Protection {
                 ));
             }
         }
-        if let Some(origin) = headers.get(ORIGIN) {
+        if let Some(origin) = origin {
             let origin = origin
                 .to_str()
                 .map_err(|_| "the Origin header is not visible ASCII".to_owned())?;
@@ -298,7 +321,6 @@ fn parse_origin_entry(entry: &str) -> Result<String, HttpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     fn headers(host: Option<&str>, origin: Option<&str>) -> HeaderMap {
         let mut h = HeaderMap::new();
@@ -445,6 +467,18 @@ mod tests {
         );
     }
 
+    /// `Protection::admit` given what the endpoint's pass over the headers
+    /// finds (as `HeaderMap::get` and `header_bytes` find it).
+    fn admit(p: &Protection, parts: &Parts) -> Result<(), Refusal> {
+        let headers = &parts.headers;
+        p.admit(
+            parts,
+            header_bytes(headers),
+            headers.get(HOST),
+            headers.get(ORIGIN),
+        )
+    }
+
     fn parts(headers: &[(&str, String)]) -> Parts {
         let mut request = http::Request::builder().uri("/");
         for (name, value) in headers {
@@ -460,9 +494,9 @@ mod tests {
         let pad = |n| ("x-pad", "a".repeat(n));
         let at_limit = parts(&[host.clone(), pad(DEFAULT_MAX_HEADER_BYTES - 13 - 5)]);
         assert_eq!(header_bytes(&at_limit.headers), DEFAULT_MAX_HEADER_BYTES);
-        assert_eq!(p.admit(&at_limit, header_bytes(&at_limit.headers)), Ok(()));
+        assert_eq!(admit(&p, &at_limit), Ok(()));
         let over = parts(&[host, pad(DEFAULT_MAX_HEADER_BYTES - 13 - 4)]);
-        let refusal = p.admit(&over, header_bytes(&over.headers)).unwrap_err();
+        let refusal = admit(&p, &over).unwrap_err();
         assert_eq!(refusal.status, StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE);
         assert!(refusal.reason.contains("65537 bytes"), "{}", refusal.reason);
         assert!(
@@ -481,16 +515,14 @@ mod tests {
     fn the_size_limit_comes_before_host_checks() {
         let p = loopback();
         let evil = parts(&[("host", "evil.example".to_owned())]);
-        let refusal = p.admit(&evil, header_bytes(&evil.headers)).unwrap_err();
+        let refusal = admit(&p, &evil).unwrap_err();
         assert_eq!(refusal.status, StatusCode::FORBIDDEN);
         let big = parts(&[
             ("host", "evil.example".to_owned()),
             ("x-pad", "a".repeat(DEFAULT_MAX_HEADER_BYTES)),
         ]);
         assert_eq!(
-            p.admit(&big, header_bytes(&big.headers))
-                .unwrap_err()
-                .status,
+            admit(&p, &big).unwrap_err().status,
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE
         );
     }
