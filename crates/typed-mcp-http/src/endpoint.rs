@@ -155,11 +155,12 @@ impl Endpoint {
         let (parts, body) = request.into_parts();
         async move {
             let request_headers = RequestHeaders::new(&parts.headers);
-            let checked = &request_headers.checked;
-            if let Err(refused) =
-                self.protection
-                    .admit(&parts, request_headers.bytes, checked.host, checked.origin)
-            {
+            if let Err(refused) = self.protection.admit(
+                &parts,
+                request_headers.bytes,
+                request_headers.first(Found::Host),
+                request_headers.first(Found::Origin),
+            ) {
                 return refusal(refused.status, refused.reason);
             }
             let headers = &parts.headers;
@@ -203,19 +204,20 @@ impl Endpoint {
                 // Boxed, as rare: inline it would enlarge every request's future.
                 return Box::pin(self.end_session(headers, principal.as_ref())).await;
             }
-            let accepts = checked.accepts(headers);
+            let accepts = request_headers.accepts();
             if accepts.none() {
                 return refusal(
                     StatusCode::NOT_ACCEPTABLE,
                     "Accept must allow application/json or text/event-stream (send both)",
                 );
             }
-            if let Err(reason) = check_content_type(checked.content_type) {
+            if let Err(reason) = check_content_type(request_headers.first(Found::ContentType)) {
                 return refusal(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason);
             }
             // A legacy session's requests run on its connection; every other
             // POST on a fresh one, as ids of different clients may collide.
-            let names_a_session = checked.session_id.is_some() && names_session(headers);
+            let names_a_session =
+                request_headers.first(Found::SessionId).is_some() && names_session(headers);
             let session = match self.sessions.as_ref().filter(|_| names_a_session) {
                 Some(store) => {
                     match find_session(store.as_ref(), headers, principal.as_ref()).await {
@@ -234,8 +236,8 @@ impl Endpoint {
             // hold it then.
             let reusable = session.is_none().then(|| connection.clone());
             let max = self.server.limits().max_message_bytes;
-            let declared = checked
-                .content_length
+            let declared = request_headers
+                .first(Found::ContentLength)
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse::<u64>().ok());
             if let Some(len) = declared.filter(|&len| len > max as u64) {
@@ -608,99 +610,84 @@ struct Post {
     principal: Option<Principal>,
 }
 
-/// The request's headers as the router reads them. A value that is not visible
-/// ASCII, or a header sent more than once, reads as [`INVALID`], which no body
-/// value equals and no decoding accepts: the router answers `-32020`.
+/// The request's headers, read in one pass: the first value of each header
+/// in [`FOUND`] (as `HeaderMap::get` finds it), which of them came more than
+/// once, and the bytes of every name and value (for the size limit of
+/// `Protection::admit`). The endpoint checks its headers and the router reads
+/// the MCP ones from here instead of a hashed lookup each.
+///
+/// As the router reads them, a value that is not visible ASCII, or a header
+/// sent more than once, reads as [`INVALID`], which no body value equals and
+/// no decoding accepts: the router answers `-32020`.
 struct RequestHeaders<'a> {
     map: &'a HeaderMap,
-    /// `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`, which the router
-    /// reads on every request: found in one pass over the headers instead of
-    /// a hashed lookup each.
-    standard: [Option<&'a str>; 3],
-    /// The bytes of every header name and value, for the size limit
-    /// (`Protection::admit`): counted in the same pass.
+    first: [Option<&'a HeaderValue>; FOUND.len()],
+    /// Bit `i` set: `FOUND[i]` came more than once.
+    repeated: u16,
     bytes: usize,
-    /// The headers the endpoint itself checks on every POST, found in the
-    /// same pass.
-    checked: CheckedHeaders<'a>,
 }
 
-/// The first value of each header the endpoint checks on every POST, as
-/// `HeaderMap::get` finds it (the first of several), and whether `Accept`
-/// came more than once (its values are all read then).
-#[derive(Debug, Default, PartialEq)]
-struct CheckedHeaders<'a> {
-    host: Option<&'a HeaderValue>,
-    origin: Option<&'a HeaderValue>,
-    accept: Option<&'a HeaderValue>,
-    accept_repeated: bool,
-    content_type: Option<&'a HeaderValue>,
-    content_length: Option<&'a HeaderValue>,
-    session_id: Option<&'a HeaderValue>,
+/// The headers [`RequestHeaders`] finds, in [`Found`]'s order: those the
+/// endpoint checks on every POST, then those the router reads on every
+/// request.
+static FOUND: [HeaderName; 9] = [
+    HOST,
+    ORIGIN,
+    ACCEPT,
+    CONTENT_TYPE,
+    CONTENT_LENGTH,
+    SESSION_ID,
+    MCP_PROTOCOL_VERSION,
+    HeaderName::from_static("mcp-method"),
+    HeaderName::from_static("mcp-name"),
+];
+
+/// A header of [`FOUND`], by its place there.
+#[derive(Debug, Clone, Copy)]
+enum Found {
+    Host,
+    Origin,
+    Accept,
+    ContentType,
+    ContentLength,
+    SessionId,
 }
-
-impl<'a> CheckedHeaders<'a> {
-    /// Notes `value` when `name` is one of the checked headers; `false` when
-    /// it is not. Standard names compare as one enum tag each.
-    fn note(&mut self, name: &HeaderName, value: &'a HeaderValue) -> bool {
-        let slot = if *name == HOST {
-            &mut self.host
-        } else if *name == CONTENT_TYPE {
-            &mut self.content_type
-        } else if *name == CONTENT_LENGTH {
-            &mut self.content_length
-        } else if *name == ACCEPT {
-            self.accept_repeated |= self.accept.is_some();
-            &mut self.accept
-        } else if *name == ORIGIN {
-            &mut self.origin
-        } else if *name == SESSION_ID {
-            &mut self.session_id
-        } else {
-            return false;
-        };
-        slot.get_or_insert(value);
-        true
-    }
-
-    /// What the client accepts back.
-    fn accepts(&self, map: &HeaderMap) -> Accepts {
-        if self.accept_repeated {
-            Accepts::from_values(map.get_all(ACCEPT))
-        } else {
-            Accepts::from_values(self.accept)
-        }
-    }
-}
-
-/// The headers [`RequestHeaders`] finds in its one pass, in its order.
-const STANDARD_HEADERS: [&str; 3] = ["mcp-protocol-version", "mcp-method", "mcp-name"];
 
 impl<'a> RequestHeaders<'a> {
     fn new(map: &'a HeaderMap) -> Self {
-        let mut standard = [None; 3];
+        let mut first = [None; FOUND.len()];
+        let mut repeated = 0;
         let mut bytes = 0;
-        let mut checked = CheckedHeaders::default();
-        for (header, value) in map {
-            // Names are lowercase; most are not MCP's, told by one compare.
-            let name = header.as_str();
-            bytes += name.len() + value.len();
-            if checked.note(header, value) || !name.starts_with("mcp-") {
-                continue;
+        for (name, value) in map {
+            bytes += name.as_str().len() + value.len();
+            // Standard names compare as one enum tag each.
+            if let Some(at) = FOUND.iter().position(|found| found == name) {
+                match first[at] {
+                    None => first[at] = Some(value),
+                    Some(_) => repeated |= 1 << at,
+                }
             }
-            let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name) else {
-                continue;
-            };
-            standard[slot] = Some(match standard[slot] {
-                None => value.to_str().unwrap_or(INVALID),
-                Some(_) => INVALID,
-            });
         }
         RequestHeaders {
             map,
-            standard,
+            first,
+            repeated,
             bytes,
-            checked,
+        }
+    }
+
+    /// The first value of `header`, as `HeaderMap::get` finds it.
+    fn first(&self, header: Found) -> Option<&'a HeaderValue> {
+        self.first[header as usize]
+    }
+
+    /// What the client accepts back: from every `Accept` value.
+    fn accepts(&self) -> Accepts {
+        let accept = Found::Accept as usize;
+        if self.repeated & (1 << accept) != 0 {
+            Accepts::from_values(self.map.get_all(ACCEPT))
+        } else {
+            Accepts::from_values(self.first[accept])
         }
     }
 }
@@ -710,12 +697,14 @@ const INVALID: &str = "\u{fffd}invalid header value\u{fffd}";
 
 impl Headers for RequestHeaders<'_> {
     fn get(&self, name: &str) -> Option<&str> {
-        if let Some(slot) = STANDARD_HEADERS.iter().position(|s| *s == name) {
-            return self.standard[slot];
-        }
-        let mut values = self.map.get_all(name).iter();
-        let first = values.next()?;
-        if values.next().is_some() {
+        let (first, repeated) = match FOUND.iter().position(|found| found.as_str() == name) {
+            Some(at) => (self.first[at]?, self.repeated & (1 << at) != 0),
+            None => {
+                let mut values = self.map.get_all(name).iter();
+                (values.next()?, values.next().is_some())
+            }
+        };
+        if repeated {
             return Some(INVALID);
         }
         Some(first.to_str().unwrap_or(INVALID))
@@ -1000,7 +989,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn request_headers_find_the_standard_ones_in_their_one_pass() {
+    fn request_headers_find_the_mcp_ones_in_their_one_pass() {
         let mut map = HeaderMap::new();
         map.insert("Mcp-Method", HeaderValue::from_static("tools/call"));
         map.insert(
@@ -1011,42 +1000,40 @@ mod tests {
         map.append("mcp-name", HeaderValue::from_static("a"));
         map.append("mcp-name", HeaderValue::from_static("b"));
         map.insert("mcp-param-city", HeaderValue::from_static("Paris"));
+        map.insert("mcp-param-bad", HeaderValue::from_bytes(b"\xff").unwrap());
         let headers = RequestHeaders::new(&map);
-        assert!(STANDARD_HEADERS.iter().all(|name| name.starts_with("mcp-")));
-        assert_eq!(
-            headers.standard,
-            [Some("2026-07-28"), Some("tools/call"), Some(INVALID)]
-        );
+        assert_eq!(headers.get("mcp-protocol-version"), Some("2026-07-28"));
         assert_eq!(headers.get("mcp-method"), Some("tools/call"));
+        assert_eq!(headers.get("mcp-name"), Some(INVALID));
         assert_eq!(headers.get("mcp-param-city"), Some("Paris"));
+        assert_eq!(headers.get("mcp-param-bad"), Some(INVALID));
         assert_eq!(headers.get("content-type"), Some("application/json"));
         assert_eq!(headers.get("mcp-other"), None);
         assert_eq!(headers.bytes, crate::protect::header_bytes(&map));
     }
 
     #[test]
-    fn checked_headers_are_the_first_values_a_lookup_finds() {
+    fn found_headers_are_the_first_values_a_lookup_finds() {
         let mut maps = Vec::new();
         let mut full = HeaderMap::new();
-        full.insert(HOST, HeaderValue::from_static("localhost:1"));
-        full.insert(ORIGIN, HeaderValue::from_static("http://localhost"));
-        full.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        full.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        full.insert(CONTENT_LENGTH, HeaderValue::from_static("12"));
-        full.insert(SESSION_ID, HeaderValue::from_static("abc"));
-        full.insert("mcp-method", HeaderValue::from_static("tools/call"));
-        maps.push(full.clone());
-        // Every checked header twice: the first value is the one checked.
-        let mut doubled = full.clone();
-        for (name, second) in [
-            (HOST, "evil.example"),
-            (ORIGIN, "http://evil.example"),
-            (ACCEPT, "text/event-stream"),
-            (CONTENT_TYPE, "text/plain"),
-            (CONTENT_LENGTH, "99"),
-            (SESSION_ID, "def"),
+        for (name, value) in [
+            (HOST, "localhost:1"),
+            (ORIGIN, "http://localhost"),
+            (ACCEPT, "application/json"),
+            (CONTENT_TYPE, "application/json"),
+            (CONTENT_LENGTH, "12"),
+            (SESSION_ID, "abc"),
+            (MCP_PROTOCOL_VERSION, "2026-07-28"),
+            (HeaderName::from_static("mcp-method"), "tools/call"),
+            (HeaderName::from_static("mcp-name"), "add"),
         ] {
-            doubled.append(name, HeaderValue::from_static(second));
+            full.insert(name, HeaderValue::from_static(value));
+        }
+        maps.push(full.clone());
+        // Every header twice: the first value is the one found.
+        let mut doubled = full.clone();
+        for name in &FOUND {
+            doubled.append(name.clone(), HeaderValue::from_static("second"));
         }
         maps.push(doubled);
         maps.push(HeaderMap::new());
@@ -1055,36 +1042,25 @@ mod tests {
         accept_twice.append(ACCEPT, HeaderValue::from_static("application/json"));
         maps.push(accept_twice);
         for map in &maps {
-            let checked = RequestHeaders::new(map).checked;
-            assert_eq!(checked.host, map.get(HOST));
-            assert_eq!(checked.origin, map.get(ORIGIN));
-            assert_eq!(checked.accept, map.get(ACCEPT));
+            let headers = RequestHeaders::new(map);
+            for (at, name) in FOUND.iter().enumerate() {
+                assert_eq!(headers.first[at], map.get(name), "{name}");
+                let twice = map.get_all(name).iter().count() > 1;
+                assert_eq!(headers.repeated & (1 << at) != 0, twice, "{name}");
+            }
             assert_eq!(
-                checked.accept_repeated,
-                map.get_all(ACCEPT).iter().count() > 1
-            );
-            assert_eq!(checked.content_type, map.get(CONTENT_TYPE));
-            assert_eq!(checked.content_length, map.get(CONTENT_LENGTH));
-            assert_eq!(checked.session_id, map.get(SESSION_ID));
-            assert_eq!(
-                checked.accepts(map),
+                headers.accepts(),
                 Accepts::from_values(map.get_all(ACCEPT)),
                 "{map:?}"
             );
         }
         // Both Accept values count when there are two.
-        let checked = RequestHeaders::new(&maps[3]).checked;
         assert_eq!(
-            checked.accepts(&maps[3]),
+            RequestHeaders::new(&maps[3]).accepts(),
             Accepts {
                 json: true,
                 sse: true
             }
-        );
-        // The MCP headers are still read when the checked ones are noted.
-        assert_eq!(
-            RequestHeaders::new(&maps[0]).get("mcp-method"),
-            Some("tools/call")
         );
     }
 
