@@ -180,6 +180,29 @@ async fn an_unacceptable_accept_is_406() {
 }
 
 #[tokio::test]
+async fn every_accept_header_counts_when_there_are_several() {
+    let client = serve_default(&Probe::default()).await;
+    let with_accepts = |values: [&str; 2]| {
+        let mut req = Req::rpc("tools/list", json!({})).without("accept");
+        for value in values {
+            req.headers.append("accept", value.parse().unwrap());
+        }
+        req
+    };
+    // The first alone is unacceptable; the second makes the request acceptable.
+    let reply = client
+        .send(&with_accepts(["text/html", "application/json"]))
+        .await;
+    assert_eq!(reply.status, 200, "{:?}", reply.body);
+    assert!(reply.json()["result"]["tools"].is_array());
+    let req = with_accepts(["text/html", "image/png"]);
+    client.send(&req).await.assert_error(406, -32600);
+    // The server still serves.
+    let req = Req::rpc("tools/list", json!({}));
+    assert_eq!(client.send(&req).await.status, 200);
+}
+
+#[tokio::test]
 async fn a_body_that_is_not_json_is_415() {
     let client = serve_default(&Probe::default()).await;
     let req = Req::rpc("tools/list", json!({})).header("content-type", "text/plain");
