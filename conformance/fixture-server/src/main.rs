@@ -480,19 +480,19 @@ const CONFIRM_PENDING: &str = "confirm-pending";
 /// only when both come back.
 #[tool(read_only)]
 async fn test_input_required_result_request_state(ctx: ToolContext) -> Answer<ContentBlock> {
-    if ctx.request_state() == Some(CONFIRM_PENDING) {
-        if let Some(answer) = elicited(&ctx, "confirm") {
-            let ok = answer
-                .content
-                .as_ref()
-                .and_then(|c| c.get("ok"))
-                .and_then(Value::as_bool);
-            return Answer::Done(ContentBlock::text(format!(
-                "state-ok: the confirmation was {} (ok = {})",
-                action_name(answer.action),
-                ok.map_or("absent".to_owned(), |ok| ok.to_string())
-            )));
-        }
+    if ctx.request_state() == Some(CONFIRM_PENDING)
+        && let Some(answer) = elicited(&ctx, "confirm")
+    {
+        let ok = answer
+            .content
+            .as_ref()
+            .and_then(|c| c.get("ok"))
+            .and_then(Value::as_bool);
+        return Answer::Done(ContentBlock::text(format!(
+            "state-ok: the confirmation was {} (ok = {})",
+            action_name(answer.action),
+            ok.map_or("absent".to_owned(), |ok| ok.to_string())
+        )));
     }
     Answer::NeedsInput(
         NeedsInput::new()

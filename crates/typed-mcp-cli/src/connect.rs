@@ -77,13 +77,13 @@ pub async fn connect(target: &Target, settings: &Settings) -> Result<Client, Cli
             Client::stdio(StdioCommand::from_words(words)?.inherit_env(true), options).await?
         }
     };
-    if let (Some(level), Spoken::Legacy(session)) = (&settings.log_level, client.spoken()) {
-        if session.initialized["capabilities"].get("logging").is_none() {
-            eprintln!(
-                "typed-mcp: --log-level {level}: the server declares no logging capability, so \
+    if let (Some(level), Spoken::Legacy(session)) = (&settings.log_level, client.spoken())
+        && session.initialized["capabilities"].get("logging").is_none()
+    {
+        eprintln!(
+            "typed-mcp: --log-level {level}: the server declares no logging capability, so \
                  no log messages were asked for"
-            );
-        }
+        );
     }
     Ok(client)
 }

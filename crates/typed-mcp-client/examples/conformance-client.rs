@@ -113,10 +113,10 @@ async fn exercise(client: &Client, context: &Value) -> Result<(), String> {
             let name = prompt["name"].as_str().unwrap_or_default();
             let mut arguments = Map::new();
             for argument in prompt["arguments"].as_array().into_iter().flatten() {
-                if argument["required"] == true {
-                    if let Some(arg) = argument["name"].as_str() {
-                        arguments.insert(arg.to_owned(), json!("example"));
-                    }
+                if argument["required"] == true
+                    && let Some(arg) = argument["name"].as_str()
+                {
+                    arguments.insert(arg.to_owned(), json!("example"));
                 }
             }
             answered(

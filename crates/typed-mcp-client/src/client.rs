@@ -822,10 +822,8 @@ impl Client {
             .progress
             .then(|| format!("typed-mcp-client-{number}"));
         let mut meta = if modern { self.envelope() } else { Map::new() };
-        if modern {
-            if let Some(level) = &shared.options.log_level {
-                meta.insert(meta_keys::LOG_LEVEL.into(), json!(level));
-            }
+        if modern && let Some(level) = &shared.options.log_level {
+            meta.insert(meta_keys::LOG_LEVEL.into(), json!(level));
         }
         if let Some(token) = &token {
             meta.insert(meta_keys::PROGRESS_TOKEN.into(), json!(token));
@@ -1566,12 +1564,11 @@ impl Subscription {
     /// event stream end.
     pub async fn next(&mut self) -> Option<Result<Value, ClientError>> {
         let message = self.incoming.recv().await;
-        if let Some(Ok(message)) = &message {
-            if is_response(message) {
-                if let Some(in_flight) = self.in_flight.take() {
-                    in_flight.done();
-                }
-            }
+        if let Some(Ok(message)) = &message
+            && is_response(message)
+            && let Some(in_flight) = self.in_flight.take()
+        {
+            in_flight.done();
         }
         message
     }

@@ -190,10 +190,10 @@ pub(crate) fn routed(
     rest: Option<crate::client::NotificationSink>,
 ) -> crate::client::NotificationSink {
     Arc::new(move |message: &Value| {
-        if !listeners.deliver(message) {
-            if let Some(rest) = &rest {
-                rest(message);
-            }
+        if !listeners.deliver(message)
+            && let Some(rest) = &rest
+        {
+            rest(message);
         }
     })
 }

@@ -908,7 +908,8 @@ fn page_for_cursor(
     }
     let offset: usize = offset.parse().ok()?;
     let pages = pages.get(&kind)?;
-    (offset % page_size == 0 && offset / page_size < pages.len()).then_some(offset / page_size)
+    (offset.is_multiple_of(page_size) && offset / page_size < pages.len())
+        .then_some(offset / page_size)
 }
 
 fn make_cursor(kind: Kind, offset: usize, fingerprint: &str) -> String {

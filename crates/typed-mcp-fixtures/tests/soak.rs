@@ -313,7 +313,7 @@ fn stdio_soak_of_mixed_lines_answers_every_call_and_keeps_serving() {
             }
         };
         for (n, line) in lines.iter().enumerate() {
-            if kind == Kind::Pieces || (kind == Kind::Cancelled && n == 1 && id % 2 == 0) {
+            if kind == Kind::Pieces || (kind == Kind::Cancelled && n == 1 && id.is_multiple_of(2)) {
                 // A line in pieces, with pauses (a slow writer).
                 let (first, rest) = line.split_at(line.len() / 2);
                 stdin.write_all(first.as_bytes()).unwrap();

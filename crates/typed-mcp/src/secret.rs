@@ -581,25 +581,26 @@ fn widen_in_json(
     mut start: usize,
     mut end: usize,
 ) -> (usize, usize, bool) {
-    if let Some((open, close)) = string_at(strings, start) {
-        if start > open && end <= close {
-            let mut i = open + 1;
-            while i < close {
-                let len = match (json[i], json.get(i + 1)) {
-                    (b'\\', Some(b'u')) => 6,
-                    (b'\\', _) => 2,
-                    _ => 1,
-                };
-                if start > i && start < i + len {
-                    start = i;
-                }
-                if end > i && end < i + len {
-                    end = i + len;
-                }
-                i += len;
+    if let Some((open, close)) = string_at(strings, start)
+        && start > open
+        && end <= close
+    {
+        let mut i = open + 1;
+        while i < close {
+            let len = match (json[i], json.get(i + 1)) {
+                (b'\\', Some(b'u')) => 6,
+                (b'\\', _) => 2,
+                _ => 1,
+            };
+            if start > i && start < i + len {
+                start = i;
             }
-            return (start, end.min(close), false);
+            if end > i && end < i + len {
+                end = i + len;
+            }
+            i += len;
         }
+        return (start, end.min(close), false);
     }
     match string_at(strings, start) {
         Some((open, _)) => start = open,

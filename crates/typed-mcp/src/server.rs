@@ -714,14 +714,14 @@ impl ServerBuilder {
             .chain(self.prompts.iter().flat_map(|p| &p.capabilities));
         let mut by_name = BTreeMap::new();
         for c in declared {
-            if let Some(other) = by_name.insert(c.name(), *c) {
-                if other != *c {
-                    return Err(BuildError::CapabilityDescribedTwice {
-                        name: c.name(),
-                        first: other.description(),
-                        second: c.description(),
-                    });
-                }
+            if let Some(other) = by_name.insert(c.name(), *c)
+                && other != *c
+            {
+                return Err(BuildError::CapabilityDescribedTwice {
+                    name: c.name(),
+                    first: other.description(),
+                    second: c.description(),
+                });
             }
         }
         Ok(by_name)

@@ -396,13 +396,12 @@ impl StdioWire {
             let _ = writer.shutdown().await;
         }
         let mut child = self.child.lock().await;
-        if let Some(child) = child.as_mut() {
-            if tokio::time::timeout(Duration::from_secs(3), child.wait())
+        if let Some(child) = child.as_mut()
+            && tokio::time::timeout(Duration::from_secs(3), child.wait())
                 .await
                 .is_err()
-            {
-                let _ = child.kill().await;
-            }
+        {
+            let _ = child.kill().await;
         }
     }
 }

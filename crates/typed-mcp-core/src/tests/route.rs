@@ -1801,12 +1801,11 @@ fn check(decision: &Decision, expect: &Expect) -> Result<(), String> {
             }
             // A request refused after its shape was read is recorded for the
             // runtime's span and receipt, with the code it was refused with.
-            if let (Some(id), Some(seen)) = (id, &answer.request) {
-                if serde_json::to_value(&seen.id).unwrap() != *id
-                    || seen.error_code.map(i64::from) != Some(*code)
-                {
-                    return Err(format!("answered request recorded as {seen:?}"));
-                }
+            if let (Some(id), Some(seen)) = (id, &answer.request)
+                && (serde_json::to_value(&seen.id).unwrap() != *id
+                    || seen.error_code.map(i64::from) != Some(*code))
+            {
+                return Err(format!("answered request recorded as {seen:?}"));
             }
             Ok(())
         }

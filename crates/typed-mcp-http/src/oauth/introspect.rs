@@ -126,21 +126,21 @@ impl Introspection {
                 self.audience
             )));
         }
-        if let (Some(expected), Some(iss)) = (&self.issuer, claims.get("iss")) {
-            if iss.as_str() != Some(expected) {
-                return Err(TokenError::Invalid(format!(
-                    "the token is from another issuer: expected {expected:?}"
-                )));
-            }
+        if let (Some(expected), Some(iss)) = (&self.issuer, claims.get("iss"))
+            && iss.as_str() != Some(expected)
+        {
+            return Err(TokenError::Invalid(format!(
+                "the token is from another issuer: expected {expected:?}"
+            )));
         }
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
-            if exp + self.leeway.as_secs() < now {
-                return Err(TokenError::Invalid("the token has expired".into()));
-            }
+        if let Some(exp) = claims.get("exp").and_then(Value::as_u64)
+            && exp + self.leeway.as_secs() < now
+        {
+            return Err(TokenError::Invalid("the token has expired".into()));
         }
         VerifiedToken::from_claims(claims, scopes_of)
     }

@@ -35,7 +35,7 @@ where
 
     fn call(&mut self, call: HandlerCall) -> Self::Future {
         let n = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             let refusal: BoxError = format!("call {n} refused: every second call is").into();
             return Box::pin(std::future::ready(Err(refusal)));
         }

@@ -268,7 +268,7 @@ impl TaskRuntime {
             .created
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             + 1;
-        if n % PURGE_EVERY == 0 {
+        if n.is_multiple_of(PURGE_EVERY) {
             self.purge().await;
         }
     }

@@ -243,7 +243,7 @@ where
 
     fn call(&mut self, call: HandlerCall) -> Self::Future {
         let n = self.seen.fetch_add(1, Ordering::SeqCst) + 1;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             let name = call.name().to_owned();
             return Box::pin(
                 async move { Err(format!("call {n} to {name} is one too many").into()) },
