@@ -71,9 +71,25 @@ where
         match &self.direct {
             Some(endpoint) if request.uri().path() == &*self.path => {
                 let request = request.map(Body::new);
-                Box::pin(endpoint.clone().serve(request).map(Ok))
+                pin_in_place(|| endpoint.clone().serve(request).map(Ok))
             }
             _ => Box::pin(self.router.call(request)),
         }
     }
+}
+
+/// Boxes the future `make` returns, allocating first so the future can be
+/// built in its box: `Box::pin(future)` builds it on the stack and then
+/// copies all of it (the endpoint's is 1.7 KB) into the allocation, touching
+/// both copies. (typed-mcp's pipeline boxes its call futures the same way.)
+fn pin_in_place<F>(make: impl FnOnce() -> F) -> std::pin::Pin<Box<F>> {
+    let room = Box::new_uninit();
+    Box::into_pin(Box::write(room, built(make)))
+}
+
+/// Calls `make`, out of line: a call returns its future through a pointer,
+/// which the optimizer can aim at the box.
+#[inline(never)]
+fn built<F>(make: impl FnOnce() -> F) -> F {
+    make()
 }

@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 
 use crate::answer::Answer;
 use crate::context::ToolContext;
+use crate::transport::pin_in_place;
 
 /// A stored handler: the request in, the declaration's reply out.
 pub(crate) type Handler<I, O> =
@@ -30,7 +31,7 @@ where
 {
     let handler: Handler<I, Result<Answer<T>, E>> = Arc::new(move |input, ctx| {
         let future = f(input, ctx);
-        Box::pin(async move { future.await.into_answer() })
+        pin_in_place(move || async move { future.await.into_answer() })
     });
     (handler, <Fut::Output as IntoAnswer<T, E>>::ASKS_INPUT)
 }

@@ -66,7 +66,7 @@ use crate::middleware::{BoxError, HandlerCall, HandlerDone};
 use crate::receipt::Outcome;
 use crate::secret::Redactor;
 use crate::server::Server;
-use crate::transport::{Accepted, Connection, Message, Outbox, Reply, Running};
+use crate::transport::{Accepted, Connection, Message, Outbox, Reply, Running, pin_in_place};
 
 /// A handler slot, held by the call's task, or for a blocking handler by its
 /// thread (so a call dropped at its deadline keeps the slot until the thread
@@ -408,7 +408,7 @@ impl Connection {
         // future (several KB: the slot wait, the context, the heartbeat, the
         // reply's send) would be copied each time; boxed, it is a pointer.
         // Polled here first: a call done in its first poll is never spawned.
-        let spawned = self.tasks.run_or_spawn(Box::pin(
+        let spawned = self.tasks.run_or_spawn(pin_in_place(|| {
             async move {
                 let server = task_server;
                 let _pending = pending;
@@ -474,15 +474,17 @@ impl Connection {
                     }
                     _ => {
                         let interval = server.inner.heartbeat.filter(|_| !listen);
-                        let call = Box::pin(server.invoke(
-                            &id,
-                            target,
-                            request_state,
-                            ctx.clone(),
-                            record,
-                            slot,
-                            session.as_ref(),
-                        ));
+                        let call = pin_in_place(|| {
+                            server.invoke(
+                                &id,
+                                target,
+                                request_state,
+                                ctx.clone(),
+                                record,
+                                slot,
+                                session.as_ref(),
+                            )
+                        });
                         heartbeat::with_heartbeat(&ctx, interval, call).await
                     }
                 };
@@ -510,8 +512,8 @@ impl Connection {
                     outbox.send_holding(Message::Reply(reply), bytes).await;
                 }
             }
-            .instrument(span),
-        ));
+            .instrument(span)
+        }));
         if let Some(handle) = spawned {
             let mut in_flight = self.in_flight.lock().unwrap_or_else(|e| e.into_inner());
             match in_flight.entry_mut(&id, generation) {

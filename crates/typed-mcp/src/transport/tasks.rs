@@ -98,6 +98,23 @@ impl Tasks {
     }
 }
 
+/// Boxes the future `make` returns, allocating first so the future can be
+/// built in its box: `Box::pin(future)` builds it on the stack and then
+/// copies all of it (a future is as large as its largest state, often more
+/// than a kilobyte) into the allocation, touching both copies.
+pub(crate) fn pin_in_place<F>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
+    let room = Box::new_uninit();
+    Box::into_pin(Box::write(room, built(make)))
+}
+
+/// Calls `make`, out of line: a call returns its future through a pointer,
+/// which the optimizer can aim at the box (inlined, the future is built on
+/// the stack and copied whole).
+#[inline(never)]
+fn built<F>(make: impl FnOnce() -> F) -> F {
+    make()
+}
+
 /// Spawns `task`, which stays counted by `live` until its future is dropped.
 fn spawn_counted<F>(live: Live, task: F) -> JoinHandle<F::Output>
 where
