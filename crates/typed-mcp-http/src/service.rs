@@ -80,7 +80,7 @@ where
 
 /// Boxes the future `make` returns, allocating first so the future can be
 /// built in its box: `Box::pin(future)` builds it on the stack and then
-/// copies all of it (the endpoint's is 1.7 KB) into the allocation, touching
+/// copies all of it (the endpoint's is 1.8 KB) into the allocation, touching
 /// both copies. (typed-mcp's pipeline boxes its call futures the same way.)
 fn pin_in_place<F>(make: impl FnOnce() -> F) -> std::pin::Pin<Box<F>> {
     let room = Box::new_uninit();
