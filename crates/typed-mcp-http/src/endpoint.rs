@@ -169,7 +169,7 @@ impl Endpoint {
             }
             let session_method = matches!(parts.method, Method::GET | Method::DELETE)
                 && self.sessions.is_some()
-                && headers.contains_key(SESSION_ID);
+                && request_headers.first(Found::SessionId).is_some();
             if parts.method != Method::POST && !session_method {
                 let sessions = if self.sessions.is_some() {
                     "GET and DELETE serve only a session of a dated revision, named by its Mcp-Session-Id"
@@ -216,9 +216,11 @@ impl Endpoint {
             }
             // A legacy session's requests run on its connection; every other
             // POST on a fresh one, as ids of different clients may collide.
-            let names_a_session =
-                request_headers.first(Found::SessionId).is_some() && names_session(headers);
-            let session = match self.sessions.as_ref().filter(|_| names_a_session) {
+            let session = match self
+                .sessions
+                .as_ref()
+                .filter(|_| request_headers.names_session())
+            {
                 Some(store) => {
                     match find_session(store.as_ref(), headers, principal.as_ref()).await {
                         Some(session) => Some(session),
@@ -504,16 +506,6 @@ impl Endpoint {
     }
 }
 
-/// True when a POST belongs to a session: it names one, and is not a
-/// 2026-07-28 request (whose revision has no sessions, so ignores the header).
-fn names_session(headers: &HeaderMap) -> bool {
-    // The session id first: a 2026-07-28 request, the common one, has none.
-    headers.contains_key(SESSION_ID)
-        && headers
-            .get(MCP_PROTOCOL_VERSION)
-            .is_none_or(|v| v.as_bytes() != PROTOCOL_VERSION.as_bytes())
-}
-
 /// The session a request names, when the store holds it and it belongs to
 /// the request's principal. Another principal's session is not found: its
 /// existence is not revealed.
@@ -651,6 +643,7 @@ enum Found {
     ContentType,
     ContentLength,
     SessionId,
+    ProtocolVersion,
 }
 
 impl<'a> RequestHeaders<'a> {
@@ -679,6 +672,17 @@ impl<'a> RequestHeaders<'a> {
     /// The first value of `header`, as `HeaderMap::get` finds it.
     fn first(&self, header: Found) -> Option<&'a HeaderValue> {
         self.first[header as usize]
+    }
+
+    /// True when a POST belongs to a session: it names one, and is not a
+    /// 2026-07-28 request (whose revision has no sessions, so ignores the
+    /// header).
+    fn names_session(&self) -> bool {
+        // The session id first: a 2026-07-28 request, the common one, has none.
+        self.first(Found::SessionId).is_some()
+            && self
+                .first(Found::ProtocolVersion)
+                .is_none_or(|v| v.as_bytes() != PROTOCOL_VERSION.as_bytes())
     }
 
     /// What the client accepts back: from every `Accept` value.
@@ -1052,6 +1056,22 @@ mod tests {
                 headers.accepts(),
                 Accepts::from_values(map.get_all(ACCEPT)),
                 "{map:?}"
+            );
+        }
+        // Each `Found` names its place in `FOUND`.
+        for (found, name) in [
+            (Found::Host, HOST),
+            (Found::Origin, ORIGIN),
+            (Found::Accept, ACCEPT),
+            (Found::ContentType, CONTENT_TYPE),
+            (Found::ContentLength, CONTENT_LENGTH),
+            (Found::SessionId, SESSION_ID),
+            (Found::ProtocolVersion, MCP_PROTOCOL_VERSION),
+        ] {
+            assert_eq!(FOUND[found as usize], name, "{found:?}");
+            assert_eq!(
+                RequestHeaders::new(&maps[0]).first(found),
+                maps[0].get(&name)
             );
         }
         // Both Accept values count when there are two.

@@ -12,6 +12,7 @@ use futures_util::FutureExt;
 use futures_util::future::BoxFuture;
 use http::Request;
 use tower_service::Service;
+use typed_mcp::transport::pin_in_place;
 
 use crate::endpoint::Endpoint;
 
@@ -76,20 +77,4 @@ where
             _ => Box::pin(self.router.call(request)),
         }
     }
-}
-
-/// Boxes the future `make` returns, allocating first so the future can be
-/// built in its box: `Box::pin(future)` builds it on the stack and then
-/// copies all of it (the endpoint's is 1.8 KB) into the allocation, touching
-/// both copies. (typed-mcp's pipeline boxes its call futures the same way.)
-fn pin_in_place<F>(make: impl FnOnce() -> F) -> std::pin::Pin<Box<F>> {
-    let room = Box::new_uninit();
-    Box::into_pin(Box::write(room, built(make)))
-}
-
-/// Calls `make`, out of line: a call returns its future through a pointer,
-/// which the optimizer can aim at the box.
-#[inline(never)]
-fn built<F>(make: impl FnOnce() -> F) -> F {
-    make()
 }

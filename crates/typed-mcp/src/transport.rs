@@ -90,7 +90,7 @@ use crate::pipeline::registry::Registry;
 use crate::server::Server;
 use crate::session::LegacySession;
 use tasks::Tasks;
-pub(crate) use tasks::pin_in_place;
+pub use tasks::pin_in_place;
 
 /// Default [`Outbox`] capacity: 4 MiB of queued messages.
 pub const DEFAULT_OUTBOX_BYTES: usize = 4 * 1024 * 1024;

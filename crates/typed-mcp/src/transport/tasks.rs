@@ -101,8 +101,18 @@ impl Tasks {
 /// Boxes the future `make` returns, allocating first so the future can be
 /// built in its box: `Box::pin(future)` builds it on the stack and then
 /// copies all of it (a future is as large as its largest state, often more
-/// than a kilobyte) into the allocation, touching both copies.
-pub(crate) fn pin_in_place<F>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
+/// than a kilobyte) into the allocation, touching both copies. The pipeline
+/// boxes its call futures with it, and a transport its per-request ones.
+///
+/// ```
+/// use typed_mcp::transport::pin_in_place;
+///
+/// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+/// let answer = pin_in_place(|| async { 6 * 7 });
+/// assert_eq!(answer.await, 42);
+/// # });
+/// ```
+pub fn pin_in_place<F>(make: impl FnOnce() -> F) -> Pin<Box<F>> {
     let room = Box::new_uninit();
     Box::into_pin(Box::write(room, built(make)))
 }
